@@ -1,0 +1,81 @@
+"""The :class:`MetaEnv` protocol: a gymnasium env with a distribution over tasks."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+
+from meta_policy_search.types import PathBatch, Task
+
+
+class MetaEnv(gym.Env):
+    """A :class:`gymnasium.Env` whose dynamics or reward depend on a task.
+
+    Subclasses implement :meth:`sample_tasks`, :meth:`set_task` and :meth:`get_task`, and may
+    override :meth:`log_diagnostics`. Tasks are drawn from :attr:`task_rng`, a
+    :class:`numpy.random.Generator` owned by the env and seeded with :meth:`seed_tasks`; the
+    global ``np.random`` state is never used. Episode randomness (reset noise) comes from
+    gymnasium's own ``np_random``, seeded through ``reset(seed=...)``.
+
+    No MetaEnv has a time limit of its own: the sampler cuts episodes at ``max_path_length``.
+    """
+
+    _task_rng: np.random.Generator | None = None
+
+    @property
+    def task_rng(self) -> np.random.Generator:
+        """Generator used by :meth:`sample_tasks` (unseeded until :meth:`seed_tasks` is called)."""
+        if self._task_rng is None:
+            self._task_rng = np.random.default_rng()
+        return self._task_rng
+
+    def seed_tasks(self, seed: int | None) -> None:
+        """Seed the task distribution's random generator.
+
+        Args:
+            seed: seed for :class:`numpy.random.Generator`; ``None`` draws fresh entropy.
+        """
+        self._task_rng = np.random.default_rng(seed)
+
+    def sample_tasks(self, n_tasks: int) -> list[Task]:
+        """Draw ``n_tasks`` tasks from the task distribution.
+
+        Args:
+            n_tasks: number of tasks, positive.
+
+        Returns:
+            A list of ``n_tasks`` tasks, each accepted by :meth:`set_task`.
+        """
+        raise NotImplementedError
+
+    def set_task(self, task: Task) -> None:
+        """Make ``task`` the task of all following episodes.
+
+        Raises:
+            ValueError: if ``task`` does not have the shape or range of this env's tasks.
+        """
+        raise NotImplementedError
+
+    def get_task(self) -> Task:
+        """Return the current task."""
+        raise NotImplementedError
+
+    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
+        """Compute env-specific statistics of a batch of rollouts.
+
+        Args:
+            paths: the padded rollouts of one inner step; ``paths.env_infos`` holds the per-step
+                infos this env returns, each ``[T, R, H]``.
+            prefix: prepended to every key, e.g. ``'Step_0-'``.
+
+        Returns:
+            A dict of scalar statistics (empty by default).
+        """
+        return {}
+
+
+def check_positive_int(name: str, value: object) -> int:
+    """Return ``value`` as an int, or raise a ValueError naming ``name`` if it is not > 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)

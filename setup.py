@@ -1,0 +1,26 @@
+"""Install meta_policy_search with every sub-package (the original's setup.py missed some)."""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="meta_policy_search",
+    version="0.1.0",
+    description="Gradient-based meta-reinforcement learning: ProMP, MAML, E-MAML and DiCE in TF2",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.11",
+    packages=find_packages(include=["meta_policy_search", "meta_policy_search.*"]),
+    install_requires=[
+        "tensorflow>=2.16,<3",
+        "numpy>=1.26",
+        "gymnasium[mujoco]>=1.0",
+        "mujoco>=3.1",
+        "joblib",
+        "matplotlib",
+    ],
+    extras_require={
+        "test": ["pytest"],
+        "docs": ["sphinx"],
+        "ray": ["ray"],
+    },
+)

@@ -1,0 +1,5 @@
+"""Shared pytest configuration."""
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
