@@ -1,0 +1,134 @@
+"""The step loop and pickling shared by every MuJoCo meta-env.
+
+Each concrete env inherits from a task mixin (:mod:`.tasks` or :mod:`.rand_params`), which
+inherits from :class:`MujocoMetaEnv`, and then from a gymnasium v5 MuJoCo env, e.g.
+``class HalfCheetahRandDirecEnv(DirectionTaskEnv, HalfCheetahEnv)``. :class:`MujocoMetaEnv`
+comes first in the method resolution order, so its :meth:`~MujocoMetaEnv.step` replaces
+gymnasium's while the physics, observations and reset noise stay gymnasium's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mujoco
+import numpy as np
+from gymnasium import utils
+
+from meta_policy_search.envs.base import MetaEnv
+from meta_policy_search.types import Task
+
+
+class MujocoMetaEnv(MetaEnv):
+    """Base of the MuJoCo meta-envs: a task-aware ``step``, never truncating, and pickling.
+
+    Subclasses define :meth:`_step_info`, which turns the positions before and after the
+    ``frame_skip`` physics steps into the per-step info dict. The reward is the sum of the info
+    entries whose key starts with ``'reward_'``, so every reward term is visible to
+    :meth:`log_diagnostics` and to the tests. :meth:`_is_terminated` defaults to never.
+
+    Pickling re-runs the (argument-free) constructor through gymnasium's
+    :class:`~gymnasium.utils.EzPickle`, then restores the task, the task RNG, the episode RNG
+    and the simulator state, so a copy sent to a worker process behaves exactly like the
+    original (same task, same next step).
+    """
+
+    def _finish_meta_init(self, task: Task, render_mode: str | None) -> None:
+        """Record the constructor arguments for pickling and set the initial task.
+
+        Must be called at the end of every concrete ``__init__``, after the gymnasium
+        constructor (which records its own, different, arguments).
+        """
+        utils.EzPickle.__init__(self, render_mode=render_mode)
+        self.set_task(task)
+
+    # ------------------------------------------------------------------ hooks for subclasses
+    def _position(self) -> np.ndarray:
+        """Position whose finite difference is the velocity: ``qpos[0]`` for planar bodies."""
+        return self.data.qpos[0:1].copy()
+
+    def _step_info(
+        self, position_before: np.ndarray, position_after: np.ndarray, action: np.ndarray
+    ) -> dict[str, float]:
+        """Return the info dict of one step; keys starting with ``'reward_'`` sum to the reward."""
+        raise NotImplementedError
+
+    def _is_terminated(self) -> bool:
+        """Whether the state after the step ends the episode (never, unless overridden)."""
+        return False
+
+    def velocity(self, position_before: np.ndarray, position_after: np.ndarray) -> np.ndarray:
+        """Finite-difference velocity ``(after - before) / dt`` over one env step."""
+        return (position_after - position_before) / self.dt
+
+    # ------------------------------------------------------------------ gymnasium API
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, float]]:
+        """Advance the physics ``frame_skip`` steps with ``action`` as the control.
+
+        Args:
+            action: ``[act_dim]`` control, already within the action bounds (MuJoCo clamps the
+                control but the cost uses ``action`` as given, as in the original).
+
+        Returns:
+            ``(observation [obs_dim], reward, terminated, truncated=False, info)``; ``info``
+            maps names to Python floats, the same keys every step.
+
+        Raises:
+            ValueError: if ``action`` does not have shape ``[act_dim]``.
+        """
+        action = np.asarray(action, dtype=np.float64)
+        position_before = self._position()
+        self.do_simulation(action, self.frame_skip)
+        position_after = self._position()
+        info = self._step_info(position_before, position_after, action)
+        reward = float(sum(value for key, value in info.items() if key.startswith("reward_")))
+        terminated = bool(self._is_terminated())
+        if self.render_mode == "human":
+            self.render()
+        return self._get_obs(), reward, terminated, False, info
+
+    def _get_reset_info(self) -> dict[str, float]:
+        # Reset infos are not part of the rollout data; keep them empty rather than leak
+        # gymnasium's (sometimes array-valued) ones.
+        return {}
+
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict[str, Any]:
+        state = utils.EzPickle.__getstate__(self)
+        state["meta_task"] = self.get_task()
+        state["meta_task_rng"] = self._task_rng
+        state["meta_np_random"] = (self._np_random, self._np_random_seed)
+        data = self.data
+        state["meta_physics"] = {
+            "time": float(data.time),
+            "qpos": data.qpos.copy(),
+            "qvel": data.qvel.copy(),
+            "act": data.act.copy(),
+            "ctrl": data.ctrl.copy(),
+            "qacc_warmstart": data.qacc_warmstart.copy(),
+        }
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        utils.EzPickle.__setstate__(self, state)
+        self.set_task(state["meta_task"])
+        self._task_rng = state["meta_task_rng"]
+        self._np_random, self._np_random_seed = state["meta_np_random"]
+        physics = state["meta_physics"]
+        self.data.time = physics["time"]
+        for name in ("qpos", "qvel", "act", "ctrl", "qacc_warmstart"):
+            getattr(self.data, name)[:] = physics[name]
+        mujoco.mj_forward(self.model, self.data)
+        mujoco.mj_rnePostConstraint(self.model, self.data)
+
+
+# ---------------------------------------------------------------------- reward helpers
+def squared_norm(action: np.ndarray) -> float:
+    """``||action||^2`` as a Python float."""
+    return float(np.dot(action, action))
+
+
+def clipped_contact_cost(cfrc_ext: np.ndarray, weight: float) -> float:
+    """``weight * ||clip(cfrc_ext, -1, 1)||^2``: the Ant's contact cost."""
+    clipped = np.clip(cfrc_ext, -1.0, 1.0)
+    return float(weight * np.sum(np.square(clipped)))

@@ -1,0 +1,77 @@
+"""Humanoid walking forward or backward (ProMP's ``HumanoidRandDirecEnv``)."""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium.envs.mujoco.humanoid_v5 import HumanoidEnv, mass_center
+
+from meta_policy_search.envs.mujoco_envs._common import squared_norm
+from meta_policy_search.envs.mujoco_envs.diagnostics import forward_return_diagnostics
+from meta_policy_search.envs.mujoco_envs.tasks import DirectionTaskEnv
+from meta_policy_search.types import PathBatch
+
+VELOCITY_WEIGHT = 0.25
+"""Weight of the centre-of-mass displacement divided by the physics ``timestep``."""
+CTRL_COST_WEIGHT = 0.1
+CONTACT_COST_WEIGHT = 5e-7
+CONTACT_COST_MAX = 10.0
+SURVIVE_REWARD = 5.0
+
+
+class HumanoidMixin:
+    """Centre-of-mass velocity, costs and termination shared by the Humanoid meta-envs."""
+
+    def _position(self) -> np.ndarray:
+        return mass_center(self.model, self.data)
+
+    def _forward_weight(self) -> float:
+        # The original divided the displacement by model.opt.timestep, not by dt; in terms of
+        # v = dx / dt that is a weight of 0.25 * frame_skip (1.25 for frame_skip 5).
+        return VELOCITY_WEIGHT * self.dt / self.model.opt.timestep
+
+    def _humanoid_costs(self, action: np.ndarray) -> dict[str, float]:
+        contact = CONTACT_COST_WEIGHT * float(np.sum(np.square(self.data.cfrc_ext)))
+        return {
+            "reward_ctrl": -CTRL_COST_WEIGHT * squared_norm(action),
+            "reward_contact": -min(contact, CONTACT_COST_MAX),
+            "reward_survive": SURVIVE_REWARD,
+        }
+
+    def _is_terminated(self) -> bool:
+        return not self.is_healthy
+
+
+class HumanoidRandDirecEnv(HumanoidMixin, DirectionTaskEnv, HumanoidEnv):
+    """Humanoid rewarded for walking in direction ``d`` along x.
+
+    * Task: ``d`` in ``{-1, +1}``, uniform (default ``+1``).
+    * Reward: ``0.25 * d * dx_com / timestep - 0.1 * ||a||^2
+      - min(5e-7 * ||cfrc_ext||^2, 10) + 5`` with ``dx_com`` the centre-of-mass displacement
+      over the ``frame_skip = 5`` physics steps (i.e. ``1.25 * d * v_x``).
+    * Termination: root z outside ``(1, 2)``.
+    * Observation: gymnasium v5's 348 dims. The original had 376: gymnasium v5 leaves out the
+      world body's rows of ``cinert``, ``cvel`` and ``cfrc_ext``, which carry no information.
+    * Info: ``forward_vel`` (``v_x`` of the centre of mass, not multiplied by ``d``),
+      ``reward_forward``, ``reward_ctrl``, ``reward_contact``, ``reward_survive``.
+
+    Args:
+        render_mode: gymnasium render mode, or ``None``.
+    """
+
+    def __init__(self, render_mode: str | None = None) -> None:
+        HumanoidEnv.__init__(self, frame_skip=5, render_mode=render_mode)
+        self._finish_meta_init(1.0, render_mode)
+
+    def _step_info(
+        self, position_before: np.ndarray, position_after: np.ndarray, action: np.ndarray
+    ) -> dict[str, float]:
+        forward_vel = float(self.velocity(position_before, position_after)[0])
+        return {
+            "forward_vel": forward_vel,
+            "reward_forward": self._forward_weight() * self.goal_direction * forward_vel,
+            **self._humanoid_costs(action),
+        }
+
+    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
+        """Forward-return statistics and ``AverageCtrlCost`` (see :mod:`.diagnostics`)."""
+        return forward_return_diagnostics(paths, prefix)

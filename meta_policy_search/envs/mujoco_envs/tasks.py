@@ -1,0 +1,213 @@
+"""Task distributions shared by the MuJoCo meta-envs: directions, target velocities, goals.
+
+Each mixin implements :meth:`sample_tasks`, :meth:`set_task` and :meth:`get_task` of
+:class:`~meta_policy_search.envs.base.MetaEnv` for one kind of task and stores the current task
+in an attribute the env's reward reads (``goal_direction``, ``goal_velocity``, ``goal_position``).
+Tasks are drawn from ``self.task_rng`` only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from meta_policy_search.envs.base import check_positive_int
+from meta_policy_search.envs.mujoco_envs._common import MujocoMetaEnv
+
+_UNIT_NORM_TOLERANCE = 1e-5
+
+
+def as_finite_vector(task: object, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Return ``task`` as a float64 array of ``shape``.
+
+    Raises:
+        ValueError: if ``task`` has another shape or non-finite entries.
+    """
+    try:
+        array = np.array(task, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be a float array of shape {shape}, got {task!r}") from error
+    if array.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got shape {array.shape}: {task!r}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite, got {task!r}")
+    return array
+
+
+def as_finite_scalar(task: object, name: str) -> float:
+    """Return ``task`` as a Python float.
+
+    Raises:
+        ValueError: if ``task`` is not a finite real scalar.
+    """
+    if isinstance(task, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a finite real number, got {task!r}")
+    return float(as_finite_vector(task, name, ()))
+
+
+class DirectionTaskEnv(MujocoMetaEnv):
+    """Task: a direction ``d`` in ``{-1.0, +1.0}``, drawn uniformly. Default task: ``+1.0``."""
+
+    goal_direction: float = 1.0
+
+    def sample_tasks(self, n_tasks: int) -> list[float]:
+        """Draw ``n_tasks`` directions, each ``-1.0`` or ``+1.0`` with probability 1/2.
+
+        Args:
+            n_tasks: number of tasks, positive.
+
+        Returns:
+            A list of ``n_tasks`` floats.
+
+        Raises:
+            ValueError: if ``n_tasks`` is not a positive integer.
+        """
+        n_tasks = check_positive_int("n_tasks", n_tasks)
+        return [float(d) for d in self.task_rng.choice((-1.0, 1.0), size=n_tasks)]
+
+    def set_task(self, task: float) -> None:
+        """Set the direction.
+
+        Args:
+            task: ``-1`` or ``+1`` (int, float or numpy scalar).
+
+        Raises:
+            ValueError: if ``task`` is not exactly ``-1`` or ``+1``.
+        """
+        direction = as_finite_scalar(task, "direction task")
+        if direction not in (-1.0, 1.0):
+            raise ValueError(f"direction task must be -1.0 or +1.0, got {task!r}")
+        self.goal_direction = direction
+
+    def get_task(self) -> float:
+        """Return the current direction, ``-1.0`` or ``+1.0``."""
+        return self.goal_direction
+
+
+class Direction2DTaskEnv(MujocoMetaEnv):
+    """Task: a unit vector in the plane, uniform on the circle. Default task: ``(1, 0)``."""
+
+    goal_direction: np.ndarray
+
+    def sample_tasks(self, n_tasks: int) -> list[np.ndarray]:
+        """Draw ``n_tasks`` unit directions (normalised standard Gaussian vectors).
+
+        Args:
+            n_tasks: number of tasks, positive.
+
+        Returns:
+            A list of ``n_tasks`` float64 arrays of shape ``[2]`` and norm 1.
+
+        Raises:
+            ValueError: if ``n_tasks`` is not a positive integer.
+        """
+        n_tasks = check_positive_int("n_tasks", n_tasks)
+        directions = self.task_rng.standard_normal(size=(n_tasks, 2))
+        directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+        return list(directions)
+
+    def set_task(self, task: np.ndarray) -> None:
+        """Set the direction.
+
+        Args:
+            task: ``[2]`` vector of norm 1 (within 1e-5).
+
+        Raises:
+            ValueError: if ``task`` is not a finite ``[2]`` vector of unit norm.
+        """
+        direction = as_finite_vector(task, "2-D direction task", (2,))
+        norm = float(np.linalg.norm(direction))
+        if abs(norm - 1.0) > _UNIT_NORM_TOLERANCE:
+            raise ValueError(f"2-D direction task must have norm 1, got norm {norm}: {task!r}")
+        self.goal_direction = direction / norm
+
+    def get_task(self) -> np.ndarray:
+        """Return a copy of the current ``[2]`` unit direction."""
+        return self.goal_direction.copy()
+
+
+class VelocityTaskEnv(MujocoMetaEnv):
+    """Task: a target forward velocity ``v*`` uniform in ``velocity_range``.
+
+    Default task: the middle of the range. :meth:`set_task` accepts any finite velocity, so
+    targets outside the training range can be evaluated.
+    """
+
+    velocity_range: tuple[float, float] = (0.0, 1.0)
+    goal_velocity: float = 0.5
+
+    def sample_tasks(self, n_tasks: int) -> list[float]:
+        """Draw ``n_tasks`` target velocities uniform in ``[low, high)`` of ``velocity_range``.
+
+        Args:
+            n_tasks: number of tasks, positive.
+
+        Returns:
+            A list of ``n_tasks`` floats.
+
+        Raises:
+            ValueError: if ``n_tasks`` is not a positive integer.
+        """
+        n_tasks = check_positive_int("n_tasks", n_tasks)
+        low, high = self.velocity_range
+        return [float(v) for v in self.task_rng.uniform(low, high, size=n_tasks)]
+
+    def set_task(self, task: float) -> None:
+        """Set the target velocity.
+
+        Args:
+            task: a finite real number.
+
+        Raises:
+            ValueError: if ``task`` is not a finite real scalar.
+        """
+        self.goal_velocity = as_finite_scalar(task, "target velocity task")
+
+    def get_task(self) -> float:
+        """Return the current target velocity."""
+        return self.goal_velocity
+
+    def _default_velocity(self) -> float:
+        low, high = self.velocity_range
+        return 0.5 * (low + high)
+
+
+class GoalTaskEnv(MujocoMetaEnv):
+    """Task: a goal position uniform in the disk of radius ``goal_radius``. Default: the origin.
+
+    :meth:`set_task` accepts any finite ``[2]`` position.
+    """
+
+    goal_radius: float = 3.0
+    goal_position: np.ndarray
+
+    def sample_tasks(self, n_tasks: int) -> list[np.ndarray]:
+        """Draw ``n_tasks`` goals uniform in the disk (radius ``goal_radius * sqrt(U)``).
+
+        Args:
+            n_tasks: number of tasks, positive.
+
+        Returns:
+            A list of ``n_tasks`` float64 arrays of shape ``[2]``.
+
+        Raises:
+            ValueError: if ``n_tasks`` is not a positive integer.
+        """
+        n_tasks = check_positive_int("n_tasks", n_tasks)
+        angle = self.task_rng.uniform(0.0, 2.0 * np.pi, size=n_tasks)
+        radius = self.goal_radius * np.sqrt(self.task_rng.uniform(0.0, 1.0, size=n_tasks))
+        return list(np.stack([radius * np.cos(angle), radius * np.sin(angle)], axis=-1))
+
+    def set_task(self, task: np.ndarray) -> None:
+        """Set the goal.
+
+        Args:
+            task: ``[2]`` goal position ``(x, y)``.
+
+        Raises:
+            ValueError: if ``task`` is not a finite ``[2]`` vector.
+        """
+        self.goal_position = as_finite_vector(task, "goal task", (2,))
+
+    def get_task(self) -> np.ndarray:
+        """Return a copy of the current ``[2]`` goal."""
+        return self.goal_position.copy()

@@ -1,0 +1,177 @@
+"""Shared machinery of the 2-D point-mass meta-environments (pure numpy, no MuJoCo).
+
+A point env keeps its position as a float64 numpy array (observations are float32 copies), reads
+its task from :attr:`~meta_policy_search.envs.base.MetaEnv.task_rng` and its reset noise from
+gymnasium's ``np_random``. Every step reports ``info = {'distance': ||s' - goal||_2}`` so that
+:meth:`PointEnvBase.log_diagnostics` can summarise how close the rollouts got to their goals.
+
+The envs hold only numpy state, so plain :mod:`pickle` copies them (no ``__init__`` re-run).
+"""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from meta_policy_search.envs.base import MetaEnv, check_positive_int
+from meta_policy_search.types import PathBatch, Task
+
+CORNERS = np.array([[-2.0, -2.0], [2.0, -2.0], [-2.0, 2.0], [2.0, 2.0]])
+"""``[4, 2]`` the corner goals of the corner, momentum and walls tasks."""
+
+REWARD_TYPES = ("dense", "dense_squared", "sparse")
+"""Reward variants accepted by the corner-goal envs."""
+
+
+def as_point(value: object, name: str) -> np.ndarray:
+    """Return ``value`` as a finite float64 array of shape ``[2]``.
+
+    Args:
+        value: anything :func:`numpy.asarray` accepts.
+        name: what ``value`` is, for the error message (e.g. ``'goal'``, ``'action'``).
+
+    Returns:
+        A new float64 array of shape ``[2]``.
+
+    Raises:
+        ValueError: if ``value`` does not have shape ``[2]`` or is not finite.
+    """
+    try:
+        point = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be a float array of shape (2,), got {value!r}") from err
+    if point.shape != (2,) or not np.all(np.isfinite(point)):
+        raise ValueError(f"{name} must be a finite float array of shape (2,), got {value!r}")
+    return point
+
+
+def check_corner(goal: object) -> np.ndarray:
+    """Return ``goal`` as a ``[2]`` float64 array, or raise if it is not one of :data:`CORNERS`.
+
+    Raises:
+        ValueError: if ``goal`` is not shape ``[2]`` or not one of the four corners ``(+-2, +-2)``.
+    """
+    point = as_point(goal, "goal")
+    if not np.any(np.all(CORNERS == point, axis=1)):
+        raise ValueError(f"goal must be one of the corners (+-2, +-2) of shape (2,), got {goal!r}")
+    return point
+
+
+def check_reward_type(reward_type: str, sparse_reward_radius: float) -> float:
+    """Validate the reward arguments of a corner-goal env; return the radius as a float.
+
+    Raises:
+        ValueError: if ``reward_type`` is not in :data:`REWARD_TYPES` or the radius is negative or
+            not finite.
+    """
+    if reward_type not in REWARD_TYPES:
+        raise ValueError(f"reward_type must be one of {REWARD_TYPES}, got {reward_type!r}")
+    radius = float(sparse_reward_radius)
+    if not (math.isfinite(radius) and radius >= 0.0):
+        raise ValueError(
+            f"sparse_reward_radius must be a finite number >= 0, got {sparse_reward_radius!r}"
+        )
+    return radius
+
+
+def dense_reward(reward_type: str, distance: float) -> float:
+    """The ``'dense'`` (``-d``) or ``'dense_squared'`` (``-d**2``) reward at goal distance ``d``."""
+    return -distance if reward_type == "dense" else -distance * distance
+
+
+def sample_corners(rng: np.random.Generator, n_tasks: int) -> list[np.ndarray]:
+    """Draw ``n_tasks`` corners uniformly (with replacement) from :data:`CORNERS`."""
+    n_tasks = check_positive_int("n_tasks", n_tasks)
+    return [CORNERS[i].copy() for i in rng.integers(len(CORNERS), size=n_tasks)]
+
+
+def distance(a: np.ndarray, b: np.ndarray) -> float:
+    """Euclidean distance of two ``[2]`` points (``math.hypot``: ~10x faster than linalg.norm)."""
+    return math.hypot(a[0] - b[0], a[1] - b[1])
+
+
+class PointEnvBase(MetaEnv):
+    """Common base of the point envs: spaces, action checks, episode state and diagnostics.
+
+    Subclasses set :attr:`action_bound`, :attr:`obs_dim`, implement :meth:`sample_tasks`,
+    :meth:`set_task`, :meth:`get_task`, :meth:`reset` and :meth:`step`.
+
+    Attributes:
+        action_bound: actions are clipped to ``[-action_bound, action_bound]`` per coordinate;
+            this is also the action :class:`~gymnasium.spaces.Box`, so
+            :func:`~meta_policy_search.envs.normalize` maps the policy's box onto it.
+        obs_dim: size of the observation vector.
+    """
+
+    metadata = {"render_modes": []}
+    action_bound: float = 0.1
+    obs_dim: int = 2
+
+    def __init__(self) -> None:
+        super().__init__()
+        bound = np.float32(self.action_bound)
+        self.action_space = gym.spaces.Box(-bound, bound, shape=(2,), dtype=np.float32)
+        self.observation_space = gym.spaces.Box(
+            -np.inf, np.inf, shape=(self.obs_dim,), dtype=np.float32
+        )
+        self._state: np.ndarray | None = None
+        self._goal = np.zeros(2)
+
+    def _clipped_action(self, action: object) -> np.ndarray:
+        """Check that reset() was called and ``action`` has shape ``[2]``; return it clipped."""
+        if self._state is None:
+            raise RuntimeError(f"{type(self).__name__}: call reset() before step()")
+        act = np.asarray(action, dtype=np.float64)
+        if act.shape != (2,):
+            raise ValueError(f"action must have shape (2,), got shape {act.shape}: {action!r}")
+        return np.clip(act, -self.action_bound, self.action_bound)
+
+    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
+        """Goal-distance statistics of a batch of rollouts.
+
+        Args:
+            paths: rollouts whose ``env_infos['distance']`` is ``[T, R, H]`` (padding masked out
+                by ``paths.mask``).
+            prefix: prepended to every key.
+
+        Returns:
+            ``AverageDistance`` (mask-weighted mean over all real steps),
+            ``AverageFinalDistance``, ``MinFinalDistance`` and ``MaxFinalDistance`` (over the
+            last real step of every episode); empty if the paths carry no ``'distance'`` info or
+            no real step.
+        """
+        if "distance" not in paths.env_infos:
+            return {}
+        dist = np.asarray(paths.env_infos["distance"], dtype=np.float64)
+        mask = np.asarray(paths.mask, dtype=np.float64)
+        lengths = mask.sum(axis=-1).astype(np.int64)  # [T, R]; masks are 1 then 0 padding
+        if lengths.max(initial=0) == 0:
+            return {}
+        real = lengths > 0
+        last = np.take_along_axis(dist, np.maximum(lengths - 1, 0)[..., None], axis=-1)[..., 0]
+        final = last[real]
+        return {
+            prefix + "AverageDistance": float((dist * mask).sum() / mask.sum()),
+            prefix + "AverageFinalDistance": float(final.mean()),
+            prefix + "MinFinalDistance": float(final.min()),
+            prefix + "MaxFinalDistance": float(final.max()),
+        }
+
+    def _observation(self) -> np.ndarray:
+        assert self._state is not None
+        return self._state.astype(np.float32)
+
+
+__all__ = [
+    "CORNERS",
+    "REWARD_TYPES",
+    "PointEnvBase",
+    "as_point",
+    "check_corner",
+    "check_reward_type",
+    "dense_reward",
+    "distance",
+    "sample_corners",
+]

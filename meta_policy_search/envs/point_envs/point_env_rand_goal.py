@@ -1,0 +1,105 @@
+"""The MAML paper's 2-D navigation task (Finn et al. 2017, section 5.3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from meta_policy_search.envs.base import check_positive_int
+from meta_policy_search.envs.point_envs.base import PointEnvBase, as_point, distance
+
+
+class PointEnvRandGoal(PointEnvBase):
+    """A point in the plane that must move to a goal drawn uniformly from ``[-0.5, 0.5]^2``.
+
+    * Task: the goal, a float64 array of shape ``[2]`` with every coordinate in
+      ``[-0.5, 0.5]``.
+    * Reset: the point starts at the origin (no reset noise).
+    * Dynamics: ``s' = s + clip(a, -0.1, 0.1)``; the action space is ``Box(-0.1, 0.1, (2,))``.
+    * Observation: the position ``s'``, float32 ``[2]``.
+    * Reward: ``-||s' - goal||_2``.
+    * Info: ``{'distance': ||s' - goal||_2}``.
+    * Termination: never (``terminated`` and ``truncated`` are always ``False``); the sampler cuts
+      episodes at ``max_path_length`` (the MAML paper used 100).
+
+    Difference from the MAML paper's rllab env: that env also ended an episode once the point was
+    within 0.01 of the goal on both axes. We never terminate, as ``envs.md`` specifies, so all
+    episodes have the same length; with ``-distance`` rewards this only changes returns by the
+    (tiny) remaining distances after the goal is reached.
+
+    Before the first :meth:`set_task` the goal is the origin.
+    """
+
+    action_bound = 0.1
+    obs_dim = 2
+    goal_bound = 0.5
+    """Goals are drawn from ``[-goal_bound, goal_bound]^2``."""
+
+    def sample_tasks(self, n_tasks: int) -> list[np.ndarray]:
+        """Draw ``n_tasks`` goals uniformly from ``[-0.5, 0.5]^2`` with :attr:`task_rng`.
+
+        Args:
+            n_tasks: number of tasks, positive.
+
+        Returns:
+            A list of ``n_tasks`` float64 arrays of shape ``[2]``.
+        """
+        n_tasks = check_positive_int("n_tasks", n_tasks)
+        goals = self.task_rng.uniform(-self.goal_bound, self.goal_bound, size=(n_tasks, 2))
+        return list(goals)
+
+    def set_task(self, task: np.ndarray) -> None:
+        """Set the goal.
+
+        Args:
+            task: ``[2]`` goal with coordinates in ``[-0.5, 0.5]``.
+
+        Raises:
+            ValueError: if ``task`` is not a finite ``[2]`` array inside ``[-0.5, 0.5]^2``.
+        """
+        goal = as_point(task, "goal")
+        if np.any(np.abs(goal) > self.goal_bound):
+            raise ValueError(
+                f"goal must have shape (2,) with coordinates in [-{self.goal_bound}, "
+                f"{self.goal_bound}], got {task!r}"
+            )
+        self._goal = goal
+
+    def get_task(self) -> np.ndarray:
+        """Return a copy of the current goal, ``[2]`` float64."""
+        return self._goal.copy()
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, float]]:
+        """Put the point at the origin.
+
+        Args:
+            seed: seeds gymnasium's ``np_random`` (unused by this noiseless reset, kept for the
+                gymnasium API).
+            options: ignored.
+
+        Returns:
+            ``(observation [2] float32, {})``.
+        """
+        super().reset(seed=seed)
+        self._state = np.zeros(2)
+        return self._observation(), {}
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, float]]:
+        """Move by the clipped action.
+
+        Args:
+            action: ``[2]`` displacement, clipped to ``[-0.1, 0.1]``.
+
+        Returns:
+            ``(observation [2], -distance, False, False, {'distance': distance})``.
+
+        Raises:
+            ValueError: if ``action`` does not have shape ``[2]``.
+            RuntimeError: if :meth:`reset` was not called first.
+        """
+        self._state = self._state + self._clipped_action(action)
+        dist = distance(self._state, self._goal)
+        return self._observation(), -dist, False, False, {"distance": dist}

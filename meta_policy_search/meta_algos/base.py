@@ -1,0 +1,245 @@
+"""Base class of the meta-algorithms: inner adaptation, per-task parameters, shared objectives."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from meta_policy_search.meta_algos import objectives
+from meta_policy_search.meta_algos.batch import TensorBatch, to_tensor_batch
+from meta_policy_search.meta_algos.inner_step import adapt
+from meta_policy_search.policies.distributions import DiagonalGaussian
+from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
+from meta_policy_search.types import SampleBatch
+
+INNER_TYPES = ("likelihood_ratio", "log_likelihood", "dice")
+
+Params = dict[str, tf.Tensor]
+
+
+class MAMLAlgo(tf.Module):
+    """Gradient-based meta-learning with ``num_inner_grad_steps`` inner policy-gradient steps.
+
+    Pseudocode of one meta-iteration (driven by :class:`~meta_policy_search.meta_trainer.Trainer`)::
+
+        theta_0 = theta (tiled over tasks)
+        for k in 0..K-1:
+            D_k = sample(pi_{theta_k});  theta_{k+1} = theta_k - alpha * grad L_inner(theta_k, D_k)
+        D_K = sample(pi_{theta_K})
+        theta <- outer step on L_outer(theta_K(theta), D_0..D_K)     # differentiates through
+                                                                    # every inner step
+    Subclasses define the outer objective and optimizer in :meth:`optimize_policy`.
+
+    Args:
+        policy: the meta-policy; its ``meta_batch_size`` must equal ``meta_batch_size``.
+        inner_lr: initial inner step size ``alpha`` (one per parameter element).
+        meta_batch_size: number of tasks ``T``.
+        num_inner_grad_steps: number of inner steps ``K >= 1``.
+        trainable_inner_step_size: meta-learn ``alpha`` with the outer optimizer (Meta-SGD).
+        inner_type: ``'likelihood_ratio'`` (LVC), ``'log_likelihood'`` (MAML) or ``'dice'``.
+        first_order: drop the second-order term (first-order MAML approximation).
+    """
+
+    def __init__(
+        self,
+        policy: MetaGaussianMLPPolicy,
+        inner_lr: float = 0.1,
+        meta_batch_size: int = 20,
+        num_inner_grad_steps: int = 1,
+        trainable_inner_step_size: bool = False,
+        inner_type: str = "likelihood_ratio",
+        first_order: bool = False,
+    ) -> None:
+        super().__init__(name=type(self).__name__)
+        if inner_type not in INNER_TYPES:
+            raise ValueError(f"inner_type must be one of {INNER_TYPES}, got {inner_type!r}")
+        if not isinstance(num_inner_grad_steps, (int, np.integer)) or num_inner_grad_steps < 1:
+            raise ValueError(f"num_inner_grad_steps must be an integer >= 1, got {num_inner_grad_steps!r}")
+        if policy.meta_batch_size != meta_batch_size:
+            raise ValueError(
+                f"meta_batch_size={meta_batch_size} differs from the policy's "
+                f"meta_batch_size={policy.meta_batch_size}"
+            )
+        if not inner_lr > 0:
+            raise ValueError(f"inner_lr must be > 0, got {inner_lr!r}")
+        self.policy = policy
+        self.inner_lr = float(inner_lr)
+        self.meta_batch_size = int(meta_batch_size)
+        self.num_inner_grad_steps = int(num_inner_grad_steps)
+        self.trainable_inner_step_size = bool(trainable_inner_step_size)
+        self.inner_type = inner_type
+        self.first_order = bool(first_order)
+        params = policy.get_params()
+        self.step_sizes = {
+            name: tf.Variable(
+                tf.fill(params[name].shape, tf.cast(inner_lr, policy.dtype)),
+                trainable=self.trainable_inner_step_size,
+                name=f"step_size_{name}",
+            )
+            for name in policy.trainable_param_names
+        }
+        self._adapt_graph = tf.function(self._adapt_step, reduce_retracing=True)
+
+    # ---------------------------------------------------------------------------- variables
+    @property
+    def meta_variables(self) -> list[tf.Variable]:
+        """Variables of the outer optimisation: policy parameters (+ step sizes if trainable)."""
+        params = self.policy.get_params()
+        variables = [params[name] for name in self.policy.trainable_param_names]
+        if self.trainable_inner_step_size:
+            variables += list(self.step_sizes.values())
+        return variables
+
+    def checkpoint_state(self) -> dict[str, tf.Module | tf.Variable]:
+        """Trackables for :class:`tf.train.Checkpoint`: policy, step sizes, optimizer state."""
+        state: dict[str, tf.Module | tf.Variable] = {
+            "policy_params": _VariableDict(self.policy.get_params()),
+            "step_sizes": _VariableDict(self.step_sizes),
+        }
+        optimizer = getattr(self, "optimizer", None)
+        if optimizer is not None and hasattr(optimizer, "checkpoint_state"):
+            optimizer_state = optimizer.checkpoint_state()
+            if isinstance(optimizer_state, dict):
+                optimizer_state = _VariableDict(optimizer_state)
+            state["optimizer"] = optimizer_state
+        return state
+
+    # ---------------------------------------------------------------------- policy evaluation
+    def tiled_params(self, num_tasks: int | tf.Tensor) -> Params:
+        """The shared policy parameters repeated on a leading task axis (differentiable)."""
+        return {name: tf.repeat(var[None], num_tasks, axis=0) for name, var in self.policy.get_params().items()}
+
+    def log_likelihood(self, params: Params, batch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """Per-step log-likelihoods ``[T, R, H]`` of the batch's actions under ``params``.
+
+        Returns:
+            ``(log_likelihood [T, R, H], dist_info)`` with ``dist_info`` over ``[T, N, A]``.
+        """
+        dist_info = self.policy.forward(params, batch.observations)
+        return batch.per_step(DiagonalGaussian.log_likelihood(batch.actions, dist_info)), dist_info
+
+    def old_log_likelihood(self, batch: TensorBatch) -> tf.Tensor:
+        """Per-step log-likelihoods ``[T, R, H]`` under the distribution that sampled ``batch``."""
+        return batch.per_step(DiagonalGaussian.log_likelihood(batch.actions, batch.old_dist_info))
+
+    def inner_objective(self, params: Params, batch: TensorBatch) -> tf.Tensor:
+        """Per-task inner losses ``[T]`` of type :attr:`inner_type`."""
+        log_likelihood, _ = self.log_likelihood(params, batch)
+        if self.inner_type == "likelihood_ratio":
+            return objectives.likelihood_ratio_objective(
+                log_likelihood, self.old_log_likelihood(batch), batch.advantages, batch.mask
+            )
+        if self.inner_type == "log_likelihood":
+            return objectives.log_likelihood_objective(log_likelihood, batch.advantages, batch.mask)
+        return objectives.dice_objective(log_likelihood, batch.adjusted_rewards, batch.mask)
+
+    def _adapt_step(self, params: Params, batch: TensorBatch) -> Params:
+        return adapt(
+            params, self.step_sizes, lambda p: self.inner_objective(p, batch), self.first_order
+        )
+
+    def adapted_params(self, inner_batches: Sequence[TensorBatch]) -> list[Params]:
+        """``[theta_0, ..., theta_K]`` for ``K = len(inner_batches)``, as differentiable tensors.
+
+        ``theta_0`` is the shared parameters tiled over tasks and ``theta_{k+1}`` the inner step
+        from ``theta_k`` on ``inner_batches[k]``.
+        """
+        num_tasks = tf.shape(inner_batches[0].observations)[0]
+        chain = [self.tiled_params(num_tasks)]
+        for batch in inner_batches:
+            chain.append(self._adapt_step(chain[-1], batch))
+        return chain
+
+    # ------------------------------------------------------------------------- meta-iteration
+    def to_tensors(self, samples: SampleBatch) -> TensorBatch:
+        """Convert a processed batch to the policy's dtype."""
+        return to_tensor_batch(samples, self.policy.dtype)
+
+    def _adapt(self, samples: SampleBatch) -> None:
+        """Inner step for every task from the policy's current per-task parameters.
+
+        Sets the adapted parameters on the policy (used by the next sampling phase).
+        """
+        if samples.meta_batch_size != self.meta_batch_size:
+            raise ValueError(
+                f"samples hold {samples.meta_batch_size} tasks, expected meta_batch_size="
+                f"{self.meta_batch_size}"
+            )
+        current = {
+            name: tf.constant(value) for name, value in self.policy.get_task_param_values().items()
+        }
+        adapted = self._adapt_graph(current, self.to_tensors(samples))
+        self.policy.update_task_parameters(
+            {name: adapted[name].numpy() for name in self.policy.trainable_param_names}
+        )
+
+    def _check_all_samples(self, all_samples_data: Sequence[SampleBatch]) -> tuple[TensorBatch, ...]:
+        expected = self.num_inner_grad_steps + 1
+        if len(all_samples_data) != expected:
+            raise ValueError(
+                f"optimize_policy needs num_inner_grad_steps + 1 = {expected} sample batches "
+                f"(pre- and post-update), got {len(all_samples_data)}"
+            )
+        return tuple(self.to_tensors(samples) for samples in all_samples_data)
+
+    def optimize_policy(self, all_samples_data: Sequence[SampleBatch], log: bool = True) -> dict[str, float]:
+        """Outer (meta) step on ``all_samples_data[k]``, the batch of inner step ``k``.
+
+        Returns:
+            The algorithm's statistics (logged to the logger when ``log``).
+        """
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ objectives shared by subclasses
+    def surrogate_meta_loss(self, batches: Sequence[TensorBatch], exploration: bool = False) -> tf.Tensor:
+        """Mean over tasks of the post-update surrogate ``-mean[r A]`` (+ E-MAML's term).
+
+        ``r = pi_{theta_K}(a|s) / pi_old(a|s)`` on the post-update batch, ``theta_K`` adapted from
+        the current parameters through all inner steps.
+        """
+        chain = self.adapted_params(batches[:-1])
+        post = batches[-1]
+        log_likelihood, _ = self.log_likelihood(chain[-1], post)
+        ratio = tf.exp(log_likelihood - self.old_log_likelihood(post))
+        loss = objectives.surrogate_objective(ratio, post.advantages, post.mask)
+        if exploration:
+            loss += self.exploration_loss(chain, batches)
+        return tf.reduce_mean(loss)
+
+    def exploration_loss(self, chain: Sequence[Params], batches: Sequence[TensorBatch]) -> tf.Tensor:
+        """E-MAML's pre-update sampling term summed over the inner steps, per task ``[T]``."""
+        post = batches[-1]
+        per_rollout_return = tf.reduce_sum(post.rewards * post.mask, axis=-1)
+        post_returns = tf.reduce_mean(per_rollout_return, axis=-1)
+        total = tf.zeros_like(post_returns)
+        for params, batch in zip(chain[:-1], batches[:-1]):
+            log_likelihood, _ = self.log_likelihood(params, batch)
+            total += objectives.pre_update_exploration_objective(log_likelihood, batch.mask, post_returns)
+        return total
+
+    def post_update_kl(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
+        """Mean KL(pi_old || pi_{theta_K}) over the real post-update steps of all tasks."""
+        chain = self.adapted_params(batches[:-1])
+        post = batches[-1]
+        dist_info = self.policy.forward(chain[-1], post.observations)
+        kl = post.per_step(DiagonalGaussian.kl(post.old_dist_info, dist_info))
+        return tf.reduce_mean(objectives.masked_task_mean(kl, post.mask))
+
+
+class _VariableDict(tf.Module):
+    """Holds named variables as attributes so tf.train.Checkpoint tracks them by name."""
+
+    def __init__(self, variables: dict) -> None:
+        super().__init__()
+        for name, variable in variables.items():
+            setattr(self, name, variable)
+
+
+def log_statistics(stats: dict[str, float]) -> None:
+    """Record an algorithm's statistics with the logger (imported lazily)."""
+    from meta_policy_search.utils import logger
+
+    for key, value in stats.items():
+        logger.logkv(key, value)

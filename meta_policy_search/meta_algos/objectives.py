@@ -1,0 +1,138 @@
+"""Pure TensorFlow objectives of gradient-based meta-RL, one function per estimator.
+
+Every function maps ``[T, ...]`` tensors (``T`` tasks on the leading axis) to per-task losses
+``[T]`` to be *minimised*; padded time steps (``mask == 0``) never contribute. Summing the
+per-task losses of an inner objective and differentiating once yields every task's own inner
+gradient in a single backward pass.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+
+def masked_task_mean(values: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
+    """Mean of ``values`` over the real steps of each task.
+
+    Args:
+        values: ``[T, ...]`` per-step values.
+        mask: same shape as ``values``, 1 for real steps and 0 for padding.
+
+    Returns:
+        ``[T]``: ``sum(values * mask) / max(sum(mask), 1)`` over all axes but the first.
+    """
+    axes = list(range(1, values.shape.rank))
+    total = tf.reduce_sum(values * mask, axis=axes)
+    count = tf.maximum(tf.reduce_sum(mask, axis=axes), tf.ones_like(total))
+    return total / count
+
+
+def magic_box(x: tf.Tensor) -> tf.Tensor:
+    """DiCE's magic box ``exp(x - stop_gradient(x))``: value 1, gradient ``magic_box(x) * dx``.
+
+    Foerster et al., "DiCE: The Infinitely Differentiable Monte Carlo Estimator", ICML 2018.
+    """
+    return tf.exp(x - tf.stop_gradient(x))
+
+
+def likelihood_ratio_objective(
+    log_likelihood_new: tf.Tensor,
+    log_likelihood_old: tf.Tensor,
+    advantages: tf.Tensor,
+    mask: tf.Tensor,
+) -> tf.Tensor:
+    """LVC objective (ProMP's inner objective), as a loss.
+
+    ``L_t = -mean_t[ pi_theta(a|s) / pi_old(a|s) * A ]`` with ``pi_old`` the sampling policy
+    held constant. At ``theta = theta_old`` its gradient is the policy gradient and its Hessian
+    is the low-variance curvature estimate of Rothfuss et al., ProMP, ICLR 2019, eq. (9).
+
+    Args:
+        log_likelihood_new: ``[T, ...]`` log-probabilities under the differentiated policy.
+        log_likelihood_old: ``[T, ...]`` log-probabilities under the sampling policy.
+        advantages: ``[T, ...]`` advantages.
+        mask: ``[T, ...]`` 1 for real steps.
+
+    Returns:
+        ``[T]`` per-task losses.
+    """
+    ratio = tf.exp(log_likelihood_new - tf.stop_gradient(log_likelihood_old))
+    return -masked_task_mean(ratio * advantages, mask)
+
+
+def log_likelihood_objective(
+    log_likelihood: tf.Tensor, advantages: tf.Tensor, mask: tf.Tensor
+) -> tf.Tensor:
+    """MAML's inner objective (REINFORCE surrogate), ``L_t = -mean_t[ log pi_theta(a|s) * A ]``.
+
+    Finn et al., "Model-Agnostic Meta-Learning", ICML 2017. Returns ``[T]`` per-task losses.
+    """
+    return -masked_task_mean(log_likelihood * advantages, mask)
+
+
+def dice_objective(
+    log_likelihood: tf.Tensor, adjusted_rewards: tf.Tensor, mask: tf.Tensor
+) -> tf.Tensor:
+    """DiCE objective with a baseline, as a loss.
+
+    ``L_t = -mean_rollouts[ sum_h magic_box(sum_{h' <= h} log pi(a_h'|s_h')) * adj_h ]`` where
+    ``adj_h = gamma^h (r_h + gamma b_{h+1} - b_h)``
+    (:class:`~meta_policy_search.samplers.DiceSampleProcessor`). Its value is the discounted
+    return minus ``b_0``; all its derivatives are unbiased estimators of the return's
+    derivatives (Foerster et al. 2018).
+
+    Args:
+        log_likelihood: ``[T, R, H]``.
+        adjusted_rewards: ``[T, R, H]``.
+        mask: ``[T, R, H]``.
+
+    Returns:
+        ``[T]`` per-task losses.
+    """
+    cumulative = tf.cumsum(log_likelihood * mask, axis=-1)
+    per_rollout = tf.reduce_sum(magic_box(cumulative) * adjusted_rewards * mask, axis=-1)
+    return -tf.reduce_mean(per_rollout, axis=-1)
+
+
+def surrogate_objective(ratio: tf.Tensor, advantages: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
+    """TRPO's surrogate ``L_t = -mean_t[ r * A ]`` with ``r = pi_theta / pi_old``. Returns ``[T]``."""
+    return -masked_task_mean(ratio * advantages, mask)
+
+
+def clipped_surrogate_objective(
+    ratio: tf.Tensor, advantages: tf.Tensor, mask: tf.Tensor, clip_eps: tf.Tensor | float
+) -> tf.Tensor:
+    """PPO's clipped surrogate ``-mean_t[ min(r A, clip(r, 1 - eps, 1 + eps) A) ]``. Returns ``[T]``.
+
+    Schulman et al., "Proximal Policy Optimization Algorithms", 2017.
+    """
+    clipped = tf.clip_by_value(ratio, 1.0 - clip_eps, 1.0 + clip_eps)
+    return -masked_task_mean(tf.minimum(ratio * advantages, clipped * advantages), mask)
+
+
+def pre_update_exploration_objective(
+    pre_update_log_likelihood: tf.Tensor, pre_update_mask: tf.Tensor, post_update_returns: tf.Tensor
+) -> tf.Tensor:
+    """E-MAML's term that credits the pre-update sampling distribution with post-update return.
+
+    ``L_t = -mean_rollouts[ sum_h log pi(a_h|s_h) ] * stop_gradient(J_t - b_t)``: a score-function
+    estimate of how the pre-update policy's exploration changes the return ``J_t`` reached after
+    adaptation (Al-Shedivat et al. 2018; Stadie et al., "Some considerations on learning to
+    explore via meta-RL", 2018). ``b_t`` is the mean of the *other* tasks' ``J`` (leave-one-out,
+    so the baseline adds no bias); with a single task it is 0.
+
+    Args:
+        pre_update_log_likelihood: ``[T, R, H]`` log-probabilities of the pre-update actions.
+        pre_update_mask: ``[T, R, H]``.
+        post_update_returns: ``[T]`` mean undiscounted return of each task's post-update rollouts.
+
+    Returns:
+        ``[T]`` per-task losses.
+    """
+    num_tasks = tf.cast(tf.shape(post_update_returns)[0], post_update_returns.dtype)
+    others = (tf.reduce_sum(post_update_returns) - post_update_returns) / tf.maximum(
+        num_tasks - 1.0, 1.0
+    )
+    centred = tf.stop_gradient(post_update_returns - tf.where(num_tasks > 1.0, others, 0.0))
+    trajectory_log_likelihood = tf.reduce_sum(pre_update_log_likelihood * pre_update_mask, axis=-1)
+    return -tf.reduce_mean(trajectory_log_likelihood, axis=-1) * centred

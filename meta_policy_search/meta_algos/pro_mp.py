@@ -1,0 +1,150 @@
+"""ProMP: Proximal Meta-Policy Search (Rothfuss et al., ICLR 2019)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from meta_policy_search.meta_algos import objectives
+from meta_policy_search.meta_algos.base import MAMLAlgo, log_statistics
+from meta_policy_search.meta_algos.batch import TensorBatch
+from meta_policy_search.optimizers import MAMLFirstOrderOptimizer
+from meta_policy_search.policies.distributions import DiagonalGaussian
+from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
+from meta_policy_search.types import SampleBatch
+
+
+class ProMP(MAMLAlgo):
+    """ProMP: LVC inner steps, clipped post-update surrogate plus an inner-step KL penalty.
+
+    Outer loss (minimised with Adam for ``num_ppo_steps`` steps on the same samples)::
+
+        L(theta) = mean_t[ -min(r A, clip(r, 1 - eps, 1 + eps) A) ]      on D_K, theta_K(theta)
+                 + sum_k eta_k * mean_t[ KL(pi_old_k || pi_{theta_k}) ]   on D_k, k < K
+
+    with ``r = pi_{theta_K} / pi_old_K``. ``eps = clip_eps * anneal_factor ** n`` after ``n``
+    outer steps. With ``adaptive_inner_kl_penalty``, after each outer step ``eta_k`` is halved
+    if ``KL_k < target_inner_step / 1.5`` and doubled if ``KL_k > 1.5 * target_inner_step``.
+
+    Args:
+        policy, inner_lr, meta_batch_size, num_inner_grad_steps, trainable_inner_step_size:
+            see :class:`MAMLAlgo` (the inner objective is always LVC).
+        learning_rate: Adam learning rate of the outer steps.
+        num_ppo_steps: Adam steps per meta-iteration.
+        num_minibatches: minibatches (split over tasks) per Adam epoch.
+        clip_eps: PPO clipping range.
+        target_inner_step: target KL of the inner steps for the adaptive penalty.
+        init_inner_kl_penalty: initial ``eta_k``.
+        adaptive_inner_kl_penalty: adapt ``eta_k`` as above.
+        anneal_factor: multiplies the clipping range after every outer step.
+    """
+
+    def __init__(
+        self,
+        policy: MetaGaussianMLPPolicy,
+        inner_lr: float = 0.1,
+        meta_batch_size: int = 20,
+        num_inner_grad_steps: int = 1,
+        learning_rate: float = 1e-3,
+        num_ppo_steps: int = 5,
+        num_minibatches: int = 1,
+        clip_eps: float = 0.2,
+        target_inner_step: float = 0.01,
+        init_inner_kl_penalty: float = 1e-2,
+        adaptive_inner_kl_penalty: bool = True,
+        anneal_factor: float = 1.0,
+        trainable_inner_step_size: bool = False,
+        first_order: bool = False,
+    ) -> None:
+        super().__init__(
+            policy, inner_lr, meta_batch_size, num_inner_grad_steps,
+            trainable_inner_step_size, "likelihood_ratio", first_order,
+        )
+        if not clip_eps > 0:
+            raise ValueError(f"clip_eps must be > 0, got {clip_eps!r}")
+        if not 0 < anneal_factor <= 1:
+            raise ValueError(f"anneal_factor must be in (0, 1], got {anneal_factor!r}")
+        if init_inner_kl_penalty < 0:
+            raise ValueError(f"init_inner_kl_penalty must be >= 0, got {init_inner_kl_penalty!r}")
+        self.learning_rate = float(learning_rate)
+        self.num_ppo_steps = int(num_ppo_steps)
+        self.clip_eps = float(clip_eps)
+        self.target_inner_step = float(target_inner_step)
+        self.adaptive_inner_kl_penalty = bool(adaptive_inner_kl_penalty)
+        self.anneal_factor = float(anneal_factor)
+        dtype = policy.dtype
+        self.inner_kl_coeffs = tf.Variable(
+            tf.fill([self.num_inner_grad_steps], tf.cast(init_inner_kl_penalty, dtype)),
+            trainable=False, name="inner_kl_coeffs",
+        )
+        self.current_clip_eps = tf.Variable(tf.cast(clip_eps, dtype), trainable=False, name="clip_eps")
+        self.num_outer_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="num_outer_steps")
+        self.optimizer = MAMLFirstOrderOptimizer(
+            learning_rate=learning_rate, max_epochs=num_ppo_steps, num_minibatches=num_minibatches
+        )
+        self.optimizer.build(self.meta_variables, self.meta_loss)
+        self._inner_kls_graph = tf.function(self.inner_kls, reduce_retracing=True)
+
+    def inner_kls(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
+        """``[K]``: mean over tasks of ``KL(pi_old_k || pi_{theta_k})`` on each inner batch."""
+        chain = self.adapted_params(batches[:-1])
+        return tf.stack([self._step_kl(params, batch) for params, batch in zip(chain[:-1], batches[:-1])])
+
+    def _step_kl(self, params, batch: TensorBatch) -> tf.Tensor:
+        dist_info = self.policy.forward(params, batch.observations)
+        kl = batch.per_step(DiagonalGaussian.kl(batch.old_dist_info, dist_info))
+        return tf.reduce_mean(objectives.masked_task_mean(kl, batch.mask))
+
+    def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
+        """ProMP's outer loss (see the class docstring) at the current parameters."""
+        chain = self.adapted_params(batches[:-1])
+        post = batches[-1]
+        log_likelihood, _ = self.log_likelihood(chain[-1], post)
+        ratio = tf.exp(log_likelihood - self.old_log_likelihood(post))
+        surrogate = objectives.clipped_surrogate_objective(
+            ratio, post.advantages, post.mask, self.current_clip_eps
+        )
+        kls = tf.stack([self._step_kl(params, batch) for params, batch in zip(chain[:-1], batches[:-1])])
+        return tf.reduce_mean(surrogate) + tf.reduce_sum(self.inner_kl_coeffs * kls)
+
+    def adapt_kl_coeffs(self, inner_kls: np.ndarray) -> None:
+        """The adaptive penalty rule: halve ``eta_k`` below target/1.5, double above 1.5 target."""
+        coeffs = self.inner_kl_coeffs.numpy()
+        coeffs = np.where(inner_kls < self.target_inner_step / 1.5, coeffs / 2.0, coeffs)
+        coeffs = np.where(inner_kls > self.target_inner_step * 1.5, coeffs * 2.0, coeffs)
+        self.inner_kl_coeffs.assign(coeffs)
+
+    def optimize_policy(self, all_samples_data: Sequence[SampleBatch], log: bool = True) -> dict[str, float]:
+        """Run ``num_ppo_steps`` Adam steps on the meta-objective, then adapt the KL penalty."""
+        batches = self._check_all_samples(all_samples_data)
+        optimizer_stats = self.optimizer.optimize(batches)
+        inner_kls = self._inner_kls_graph(batches).numpy()
+        stats = {
+            "LossBefore": float(optimizer_stats["LossBefore"]),
+            "LossAfter": float(optimizer_stats["LossAfter"]),
+            "KLInner": float(np.mean(inner_kls)),
+            "KLCoeffInner": float(np.mean(self.inner_kl_coeffs.numpy())),
+            "ClipEps": float(self.current_clip_eps.numpy()),
+        }
+        for k, kl in enumerate(inner_kls):
+            stats[f"KLInner_{k}"] = float(kl)
+        if self.adaptive_inner_kl_penalty:
+            self.adapt_kl_coeffs(inner_kls)
+        self.num_outer_steps.assign_add(1)
+        self.current_clip_eps.assign(self.clip_eps * self.anneal_factor ** int(self.num_outer_steps.numpy()))
+        if log:
+            log_statistics(stats)
+        return stats
+
+    def checkpoint_state(self):
+        """As :meth:`MAMLAlgo.checkpoint_state`, plus KL coefficients and clip annealing."""
+        state = super().checkpoint_state()
+        state.update(
+            inner_kl_coeffs=self.inner_kl_coeffs,
+            clip_eps=self.current_clip_eps,
+            num_outer_steps=self.num_outer_steps,
+        )
+        return state
+

@@ -1,0 +1,72 @@
+"""TRPO-MAML and E-MAML-TRPO (Finn et al. 2017; Al-Shedivat et al. 2018; Stadie et al. 2018)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from meta_policy_search.meta_algos.base import MAMLAlgo, log_statistics
+from meta_policy_search.optimizers import ConjugateGradientOptimizer
+from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
+from meta_policy_search.types import SampleBatch
+
+
+class TRPOMAML(MAMLAlgo):
+    """MAML with a TRPO outer step.
+
+    ``min_theta mean_t[-r A]`` on the post-update batch (``r = pi_{theta_K} / pi_old``) subject
+    to ``mean KL(pi_old || pi_{theta_K}) <= step_size``, solved with conjugate gradient on exact
+    Hessian-vector products of the KL *through the inner steps* and a backtracking line search
+    (:class:`~meta_policy_search.optimizers.ConjugateGradientOptimizer`).
+
+    Args:
+        policy, inner_lr, meta_batch_size, num_inner_grad_steps, trainable_inner_step_size,
+            first_order: see :class:`MAMLAlgo`.
+        step_size: the KL trust region.
+        inner_type: ``'likelihood_ratio'`` (LVC), ``'log_likelihood'`` (MAML) or ``'dice'``.
+        exploration: add E-MAML's pre-update sampling term (E-MAML-TRPO).
+        cg_iters: conjugate-gradient iterations.
+        hvp_approach: ``'exact'`` or ``'finite_difference'`` Hessian-vector products.
+    """
+
+    def __init__(
+        self,
+        policy: MetaGaussianMLPPolicy,
+        inner_lr: float = 0.1,
+        meta_batch_size: int = 20,
+        num_inner_grad_steps: int = 1,
+        step_size: float = 0.01,
+        inner_type: str = "likelihood_ratio",
+        exploration: bool = False,
+        trainable_inner_step_size: bool = False,
+        first_order: bool = False,
+        cg_iters: int = 10,
+        hvp_approach: str = "exact",
+    ) -> None:
+        super().__init__(
+            policy, inner_lr, meta_batch_size, num_inner_grad_steps,
+            trainable_inner_step_size, inner_type, first_order,
+        )
+        if not step_size > 0:
+            raise ValueError(f"step_size must be > 0, got {step_size!r}")
+        self.step_size = float(step_size)
+        self.exploration = bool(exploration)
+        self.optimizer = ConjugateGradientOptimizer(cg_iters=cg_iters, hvp_approach=hvp_approach)
+        self.optimizer.build(
+            self.meta_variables,
+            self.meta_loss,
+            constraint_fn=self.post_update_kl,
+            max_constraint_value=self.step_size,
+        )
+
+    def meta_loss(self, batches):
+        """Post-update surrogate loss (+ E-MAML term) at the current parameters."""
+        return self.surrogate_meta_loss(batches, exploration=self.exploration)
+
+    def optimize_policy(self, all_samples_data: Sequence[SampleBatch], log: bool = True) -> dict[str, float]:
+        """One TRPO step on the meta-objective; logs MeanKLBefore, MeanKL, LossBefore, LossAfter, dLoss."""
+        batches = self._check_all_samples(all_samples_data)
+        optimizer_stats = self.optimizer.optimize(batches)
+        stats = {key: float(value) for key, value in optimizer_stats.items()}
+        if log:
+            log_statistics(stats)
+        return stats

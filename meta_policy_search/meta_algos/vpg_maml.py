@@ -1,0 +1,62 @@
+"""VPG-MAML, LVC-VPG and E-MAML-VPG: MAML with a first-order (Adam) outer step."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from meta_policy_search.meta_algos.base import MAMLAlgo, log_statistics
+from meta_policy_search.optimizers import MAMLFirstOrderOptimizer
+from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
+from meta_policy_search.types import SampleBatch
+
+
+class VPGMAML(MAMLAlgo):
+    """MAML with one Adam step on the post-update policy-gradient objective.
+
+    The outer loss is ``mean_t[-r A]`` on the post-update batch with ``r = pi_{theta_K}/pi_old``;
+    at the sampling parameters its gradient equals that of ``-log pi A`` (vanilla policy
+    gradient), through the inner steps of type ``inner_type``.
+
+    Args:
+        policy, inner_lr, meta_batch_size, num_inner_grad_steps, trainable_inner_step_size,
+            first_order: see :class:`MAMLAlgo`.
+        learning_rate: Adam learning rate.
+        inner_type: ``'likelihood_ratio'`` (LVC-VPG), ``'log_likelihood'`` (VPG-MAML) or
+            ``'dice'``.
+        exploration: add E-MAML's pre-update sampling term (E-MAML-VPG).
+        num_outer_steps: Adam steps per meta-iteration (1 is vanilla policy gradient).
+    """
+
+    def __init__(
+        self,
+        policy: MetaGaussianMLPPolicy,
+        inner_lr: float = 0.1,
+        meta_batch_size: int = 20,
+        num_inner_grad_steps: int = 1,
+        learning_rate: float = 1e-3,
+        inner_type: str = "likelihood_ratio",
+        exploration: bool = False,
+        trainable_inner_step_size: bool = False,
+        first_order: bool = False,
+        num_outer_steps: int = 1,
+    ) -> None:
+        super().__init__(
+            policy, inner_lr, meta_batch_size, num_inner_grad_steps,
+            trainable_inner_step_size, inner_type, first_order,
+        )
+        self.learning_rate = float(learning_rate)
+        self.exploration = bool(exploration)
+        self.optimizer = MAMLFirstOrderOptimizer(learning_rate=learning_rate, max_epochs=num_outer_steps)
+        self.optimizer.build(self.meta_variables, self.meta_loss)
+
+    def meta_loss(self, batches):
+        """Post-update surrogate loss (+ E-MAML term) at the current parameters."""
+        return self.surrogate_meta_loss(batches, exploration=self.exploration)
+
+    def optimize_policy(self, all_samples_data: Sequence[SampleBatch], log: bool = True) -> dict[str, float]:
+        """Adam step(s) on the meta-objective; logs LossBefore and LossAfter."""
+        batches = self._check_all_samples(all_samples_data)
+        stats = {key: float(value) for key, value in self.optimizer.optimize(batches).items()}
+        if log:
+            log_statistics(stats)
+        return stats

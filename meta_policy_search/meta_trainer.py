@@ -1,0 +1,241 @@
+"""The meta-training loop: sampler -> sample processor -> algorithm -> logger -> checkpoint."""
+
+from __future__ import annotations
+
+import datetime
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from meta_policy_search.utils import logger
+from meta_policy_search.utils.checkpoint import restore_checkpoint, save_checkpoint
+
+Callback = Callable[["Trainer", int, dict[str, float]], Any]
+"""``callback(trainer, itr, stats)`` runs after each iteration; returning ``False`` stops training."""
+
+
+class Trainer:
+    """Runs gradient-based meta-RL: one meta-iteration per loop, as in the original ProMP code.
+
+    Pseudocode of one iteration (``design.md`` section 1)::
+
+        sampler.update_tasks()                    # meta_batch_size new tasks
+        policy.switch_to_pre_update()             # sample with the shared (pre-update) params
+        for step in 0..num_inner_grad_steps:
+            paths = sampler.obtain_samples()      # [T, R, H] padded rollouts
+            samples = sample_processor.process_samples(paths)
+            if step < num_inner_grad_steps:
+                algo._adapt(samples)              # per-task adapted params for the next step
+        algo.optimize_policy(all_samples)         # outer step through the inner steps
+        log Step_k-* statistics, timings, n_timesteps; save a checkpoint
+
+    The Trainer only sequences the components; extend it with ``callbacks``.
+
+    Args:
+        algo: a meta-algorithm with ``_adapt(samples)``, ``optimize_policy(all_samples_data,
+            log=True) -> dict`` and ``checkpoint_state() -> dict`` (see ``meta_algos``).
+        env: the (normalized) meta-environment; its ``log_diagnostics(paths, prefix)`` is logged.
+        sampler: a ``MetaSampler`` (``update_tasks``, ``obtain_samples``, ``get_state``,
+            ``set_state``).
+        sample_processor: a ``MetaSampleProcessor`` or ``DiceSampleProcessor``; its baseline's
+            ``get_param_values``/``set_param_values`` are checkpointed.
+        policy: the meta-policy (``switch_to_pre_update``; ``get_params`` is checkpointed).
+        n_itr: total number of meta-iterations (the loop runs ``start_itr .. n_itr - 1``).
+        start_itr: first iteration, > 0 when resuming (see :meth:`restore`).
+        num_inner_grad_steps: number of inner adaptation steps ``K``; each iteration samples
+            ``K + 1`` batches.
+        checkpoint_dir: where to save a checkpoint after every iteration; ``None`` disables
+            checkpointing.
+        callbacks: called as ``callback(trainer, itr, stats)`` after each iteration, where
+            ``stats`` holds the algorithm's statistics and ``Step_k-AverageReturn``; a callback
+            returning ``False`` stops training.
+
+    Raises:
+        ValueError: on a negative ``num_inner_grad_steps``, ``n_itr`` or ``start_itr``.
+    """
+
+    def __init__(
+        self,
+        algo: Any,
+        env: Any,
+        sampler: Any,
+        sample_processor: Any,
+        policy: Any,
+        n_itr: int,
+        start_itr: int = 0,
+        num_inner_grad_steps: int = 1,
+        checkpoint_dir: str | None = None,
+        callbacks: Sequence[Callback] = (),
+    ) -> None:
+        for name, value in (("n_itr", n_itr), ("start_itr", start_itr),
+                            ("num_inner_grad_steps", num_inner_grad_steps)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+        self.algo = algo
+        self.env = env
+        self.sampler = sampler
+        self.sample_processor = sample_processor
+        self.policy = policy
+        self.n_itr = int(n_itr)
+        self.start_itr = int(start_itr)
+        self.num_inner_grad_steps = int(num_inner_grad_steps)
+        self.checkpoint_dir = checkpoint_dir
+        self.callbacks = tuple(callbacks)
+        self.n_timesteps = 0
+        """Cumulative number of real env steps sampled (pre- and post-update)."""
+
+    # ------------------------------------------------------------------ training loop
+    def train(self) -> None:
+        """Run iterations ``start_itr .. n_itr - 1`` (nothing if ``start_itr >= n_itr``)."""
+        start_time = time.time()
+        num_itrs = self.n_itr - self.start_itr
+        for itr in range(self.start_itr, self.n_itr):
+            itr_start_time = time.time()
+            stats = self._run_iteration(itr)
+            logger.logkv("Itr", itr)
+            logger.logkv("n_timesteps", self.n_timesteps)
+            logger.logkv("Time", time.time() - start_time)
+            logger.logkv("ItrTime", time.time() - itr_start_time)
+            logger.dumpkvs()
+            if self.checkpoint_dir is not None:
+                self.save(itr)
+            done = itr - self.start_itr + 1
+            self._print_progress(itr, stats, (time.time() - start_time) / done, num_itrs - done)
+            if any(callback(self, itr, stats) is False for callback in self.callbacks):
+                logger.log(f"Training stopped by a callback after iteration {itr}")
+                break
+
+    def _run_iteration(self, itr: int) -> dict[str, float]:
+        """One meta-iteration; logs its statistics (not yet dumped) and returns a summary."""
+        stats: dict[str, float] = {}
+        self.sampler.update_tasks()
+        self.policy.switch_to_pre_update()
+        all_samples_data = []
+        sampling_time = processing_time = inner_step_time = 0.0
+        inner_start = time.time()
+        for step in range(self.num_inner_grad_steps + 1):
+            prefix = f"Step_{step}-"
+
+            t0 = time.time()
+            paths = self.sampler.obtain_samples(log=True, log_prefix=prefix)
+            sampling_time += time.time() - t0
+            self.n_timesteps += int(paths.num_env_steps)
+
+            t0 = time.time()
+            samples = self.sample_processor.process_samples(paths, log=True, log_prefix=prefix)
+            for key, value in self.env.log_diagnostics(paths, prefix=prefix).items():
+                logger.logkv(key, value)
+            all_samples_data.append(samples)
+            processing_time += time.time() - t0
+            stats[prefix + "AverageReturn"] = _average_return(paths)
+
+            if step < self.num_inner_grad_steps:
+                t0 = time.time()
+                self.algo._adapt(samples)
+                inner_step_time += time.time() - t0
+        total_inner_time = time.time() - inner_start
+
+        t0 = time.time()
+        algo_stats = self.algo.optimize_policy(all_samples_data, log=True) or {}
+        outer_time = time.time() - t0
+        for key, value in algo_stats.items():
+            logger.logkv(key, value)
+        stats.update(algo_stats)
+
+        logger.logkv("Time-Sampling", sampling_time)
+        logger.logkv("Time-SampleProc", processing_time)
+        logger.logkv("Time-InnerStep", inner_step_time)
+        logger.logkv("Time-TotalInner", total_inner_time)
+        logger.logkv("Time-OuterStep", outer_time)
+        return stats
+
+    def _print_progress(
+        self, itr: int, stats: dict[str, float], secs_per_itr: float, itrs_left: int
+    ) -> None:
+        returns = " ".join(
+            f"R{k}={stats[f'Step_{k}-AverageReturn']:.3g}"
+            for k in range(self.num_inner_grad_steps + 1)
+        )
+        eta = datetime.timedelta(seconds=round(secs_per_itr * itrs_left))
+        print(
+            f"itr {itr + 1}/{self.n_itr} | {returns} | steps {self.n_timesteps} | "
+            f"{secs_per_itr:.2f} s/itr | ETA {eta}",
+            flush=True,
+        )
+
+    # ------------------------------------------------------------------ checkpoints
+    def _trackables(self) -> dict[str, Any]:
+        trackables = dict(self.algo.checkpoint_state())
+        if hasattr(self.policy, "get_params") and "policy_params" not in trackables:
+            trackables["policy_params"] = dict(self.policy.get_params())
+        return trackables
+
+    def _side_state(self) -> dict[str, Any]:
+        state: dict[str, Any] = {"n_timesteps": self.n_timesteps}
+        if hasattr(self.sampler, "get_state"):
+            state["sampler"] = self.sampler.get_state()
+        baseline = getattr(self.sample_processor, "baseline", None)
+        if baseline is not None and hasattr(baseline, "get_param_values"):
+            state["baseline"] = baseline.get_param_values()
+        task_rng = getattr(getattr(self.env, "unwrapped", self.env), "_task_rng", None)
+        if isinstance(task_rng, np.random.Generator):
+            state["env_task_rng"] = task_rng.bit_generator.state
+        return state
+
+    def save(self, itr: int) -> str:
+        """Atomically checkpoint everything needed to continue after iteration ``itr``.
+
+        Saved: the algorithm's ``checkpoint_state()`` (policy, step sizes, optimizer), the
+        policy parameters, the sampler state, the baseline parameters, the env's task RNG and
+        ``n_timesteps``.
+
+        Args:
+            itr: the iteration just completed.
+
+        Returns:
+            The checkpoint directory written.
+
+        Raises:
+            ValueError: if the Trainer has no ``checkpoint_dir``.
+        """
+        if self.checkpoint_dir is None:
+            raise ValueError("Trainer.save needs a checkpoint_dir, got None")
+        return save_checkpoint(self.checkpoint_dir, itr, self._trackables(), self._side_state())
+
+    def restore(self, checkpoint_dir: str | None = None) -> int:
+        """Load the newest checkpoint and continue after its iteration.
+
+        The components must already be built with the run's configuration; their state is
+        overwritten. Sets :attr:`start_itr` to the saved iteration + 1.
+
+        Args:
+            checkpoint_dir: defaults to the Trainer's ``checkpoint_dir``.
+
+        Returns:
+            The new :attr:`start_itr`.
+
+        Raises:
+            ValueError: if neither ``checkpoint_dir`` nor the Trainer's is set.
+            FileNotFoundError: if there is no complete checkpoint.
+        """
+        checkpoint_dir = checkpoint_dir or self.checkpoint_dir
+        if checkpoint_dir is None:
+            raise ValueError("Trainer.restore needs a checkpoint_dir, got None")
+        state = restore_checkpoint(checkpoint_dir, self._trackables())
+        self.n_timesteps = int(state.get("n_timesteps", 0))
+        if "sampler" in state:
+            self.sampler.set_state(state["sampler"])
+        if "baseline" in state:
+            self.sample_processor.baseline.set_param_values(state["baseline"])
+        if "env_task_rng" in state:
+            env = getattr(self.env, "unwrapped", self.env)
+            env.task_rng.bit_generator.state = state["env_task_rng"]
+        self.start_itr = int(state["itr"]) + 1
+        return self.start_itr
+
+
+def _average_return(paths: Any) -> float:
+    """Mean undiscounted return per episode of a ``PathBatch``: rewards summed over ``H``."""
+    return float(np.mean(np.sum(paths.rewards * paths.mask, axis=-1)))

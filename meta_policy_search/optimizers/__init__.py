@@ -1,0 +1,10 @@
+"""Optimizers for the meta-objective: TRPO's conjugate gradient step and first-order Adam."""
+
+from meta_policy_search.optimizers.adam import Adam
+from meta_policy_search.optimizers.conjugate_gradient_optimizer import (
+    ConjugateGradientOptimizer,
+    conjugate_gradient,
+)
+from meta_policy_search.optimizers.first_order_optimizer import MAMLFirstOrderOptimizer
+
+__all__ = ["Adam", "ConjugateGradientOptimizer", "MAMLFirstOrderOptimizer", "conjugate_gradient"]

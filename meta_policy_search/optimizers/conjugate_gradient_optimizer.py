@@ -1,0 +1,364 @@
+"""TRPO's constrained step: conjugate gradient on Hessian-vector products plus a line search.
+
+Solves, around the current parameters ``theta_0``,
+
+    minimize loss(theta)  subject to  constraint(theta) <= max_constraint_value
+
+with the usual local model (Schulman et al., 2015, "Trust Region Policy Optimization"):
+the step direction is ``x = (H + reg_coeff * I)^-1 g`` with ``g`` the loss gradient and ``H``
+the constraint's Hessian, both at ``theta_0``; the step is scaled so that the quadratic model of
+the constraint equals its bound, then shrunk by a backtracking line search.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import tensorflow as tf
+
+from meta_policy_search.optimizers.utils import (
+    check_variables,
+    flatten_tensors,
+    leading_dim,
+    to_tensor_nest,
+    unflatten_tensors,
+)
+
+Inputs = Any
+"""A nest (tuple, dict, NamedTuple) of tensors with a leading task axis."""
+
+HVP_APPROACHES = ("exact", "forward_over_reverse", "finite_difference")
+
+
+def conjugate_gradient(
+    hvp_fn: Callable[[tf.Tensor], tf.Tensor],
+    b: tf.Tensor,
+    cg_iters: int = 10,
+    residual_tol: float = 1e-10,
+) -> tf.Tensor:
+    """Approximately solve ``A x = b`` for symmetric positive definite ``A`` given ``x -> A x``.
+
+    Standard conjugate gradient (Hestenes & Stiefel, 1952; Nocedal & Wright, Algorithm 5.2),
+    started from ``x = 0``. Stops after ``cg_iters`` products or once the squared residual norm
+    ``r^T r`` drops below ``residual_tol``. Runs eagerly (``hvp_fn`` may then be a
+    ``tf.function``) or inside a ``tf.function`` (built on ``tf.while_loop``).
+
+    Args:
+        hvp_fn: maps a ``[n]`` vector ``p`` to ``A p`` (``[n]``, same dtype).
+        b: ``[n]`` right-hand side.
+        cg_iters: maximum number of iterations (products with ``A``), >= 1.
+        residual_tol: stop when ``r^T r < residual_tol``.
+
+    Returns:
+        ``[n]`` approximate solution ``x``, same dtype as ``b``.
+
+    Raises:
+        ValueError: if ``b`` is not a vector or ``cg_iters < 1``.
+    """
+    b = tf.convert_to_tensor(b)
+    if b.shape.rank != 1:
+        raise ValueError(f"b must be a flat [n] vector, got shape {b.shape}")
+    if int(cg_iters) < 1:
+        raise ValueError(f"cg_iters must be >= 1, got {cg_iters}")
+    tol = tf.constant(residual_tol, b.dtype)
+
+    def cond(i, x, r, p, rdotr):
+        return tf.logical_and(i < cg_iters, rdotr >= tol)
+
+    def body(i, x, r, p, rdotr):
+        z = hvp_fn(p)
+        alpha = rdotr / tf.tensordot(p, z, 1)
+        x = x + alpha * p
+        r = r - alpha * z
+        new_rdotr = tf.tensordot(r, r, 1)
+        p = r + (new_rdotr / rdotr) * p
+        return i + 1, x, r, p, new_rdotr
+
+    init = (tf.constant(0), tf.zeros_like(b), b, b, tf.tensordot(b, b, 1))
+    _, x, _, _, _ = tf.while_loop(cond, body, init, maximum_iterations=int(cg_iters))
+    return x
+
+
+class ConjugateGradientOptimizer:
+    """Constrained TRPO step (the original's ``ConjugateGradientOptimizer``).
+
+    Pseudocode of :meth:`optimize`::
+
+        g = grad loss(theta_0)
+        x = CG((H + reg_coeff * I), g, cg_iters)           # H = Hessian of constraint at theta_0
+        full_step = sqrt(2 * max_constraint_value / (x^T (H + reg_coeff * I) x + 1e-8)) * x
+        for n in 0 .. max_backtracks - 1:
+            theta = theta_0 - backtrack_ratio ** n * full_step
+            accept if loss(theta), constraint(theta) are finite,
+                      loss(theta) < loss(theta_0) and constraint(theta) <= max_constraint_value
+        if nothing accepted: restore theta_0
+            (with accept_violation, keep the smallest step unless it produced NaN)
+
+    Hessian-vector products (``hvp_approach``):
+
+    * ``'exact'``: reverse-over-reverse double backprop (nested ``tf.GradientTape``).
+    * ``'forward_over_reverse'``: ``tf.autodiff.ForwardAccumulator`` over the gradient tape; same
+      value as ``'exact'``.
+    * ``'finite_difference'``: central difference of the gradient,
+      ``(grad(theta + h v) - grad(theta - h v)) / (2 h)`` with
+      ``h = finite_diff_eps * (1 + ||theta||) / ||v||`` (a relative step along ``v``; the original
+      used a one-sided difference with ``h = finite_diff_eps / ||theta||``). Assigns the variables
+      temporarily. With float32 variables use ``finite_diff_eps`` around 1e-3.
+
+    ``loss_fn`` and ``constraint_fn`` may themselves use ``tf.GradientTape`` (e.g. MAML's inner
+    step): the HVP then differentiates through that inner gradient.
+
+    Args:
+        cg_iters: conjugate gradient iterations (Hessian-vector products per step).
+        reg_coeff: Tikhonov damping added to the Hessian, >= 0.
+        backtrack_ratio: line search shrink factor, in (0, 1).
+        max_backtracks: number of step sizes tried, >= 1.
+        accept_violation: keep the last (smallest) step even if it breaks the constraint or does
+            not decrease the loss.
+        hvp_approach: ``'exact'``, ``'forward_over_reverse'`` or ``'finite_difference'``.
+        finite_diff_eps: relative step of the finite-difference HVP, > 0.
+        residual_tol: conjugate gradient stops once the squared residual falls below this.
+
+    Raises:
+        ValueError: on out-of-range arguments.
+    """
+
+    def __init__(
+        self,
+        cg_iters: int = 10,
+        reg_coeff: float = 1e-5,
+        backtrack_ratio: float = 0.8,
+        max_backtracks: int = 15,
+        accept_violation: bool = False,
+        hvp_approach: str = "exact",
+        finite_diff_eps: float = 1e-5,
+        residual_tol: float = 1e-10,
+    ) -> None:
+        if int(cg_iters) < 1:
+            raise ValueError(f"cg_iters must be >= 1, got {cg_iters}")
+        if not reg_coeff >= 0:
+            raise ValueError(f"reg_coeff must be >= 0, got {reg_coeff}")
+        if not 0.0 < backtrack_ratio < 1.0:
+            raise ValueError(f"backtrack_ratio must be in (0, 1), got {backtrack_ratio}")
+        if int(max_backtracks) < 1:
+            raise ValueError(f"max_backtracks must be >= 1, got {max_backtracks}")
+        if hvp_approach not in HVP_APPROACHES:
+            raise ValueError(f"hvp_approach must be one of {HVP_APPROACHES}, got {hvp_approach!r}")
+        if not finite_diff_eps > 0:
+            raise ValueError(f"finite_diff_eps must be > 0, got {finite_diff_eps}")
+        self.cg_iters = int(cg_iters)
+        self.reg_coeff = float(reg_coeff)
+        self.backtrack_ratio = float(backtrack_ratio)
+        self.max_backtracks = int(max_backtracks)
+        self.accept_violation = bool(accept_violation)
+        self.hvp_approach = hvp_approach
+        self.finite_diff_eps = float(finite_diff_eps)
+        self.residual_tol = float(residual_tol)
+        self._built = False
+
+    # ------------------------------------------------------------------ build
+    def build(
+        self,
+        variables: Sequence[tf.Variable],
+        loss_fn: Callable[[Inputs], tf.Tensor],
+        constraint_fn: Callable[[Inputs], tf.Tensor] | None = None,
+        max_constraint_value: float | None = None,
+    ) -> None:
+        """Set the problem and trace-once ``tf.function`` wrappers.
+
+        Args:
+            variables: the parameters ``theta`` (one floating dtype).
+            loss_fn: ``inputs -> scalar`` loss, a pure function of the current variable values.
+            constraint_fn: ``inputs -> scalar`` constraint (e.g. mean KL), same contract.
+            max_constraint_value: the trust-region bound (TRPO's ``step_size``), > 0.
+
+        Raises:
+            ValueError: if ``constraint_fn`` or ``max_constraint_value`` is missing or invalid.
+        """
+        if constraint_fn is None:
+            raise ValueError("ConjugateGradientOptimizer needs a constraint_fn (e.g. the mean KL)")
+        if max_constraint_value is None or not max_constraint_value > 0:
+            raise ValueError(f"max_constraint_value must be > 0, got {max_constraint_value}")
+        self._variables = check_variables(variables)
+        self._shapes = [v.shape for v in self._variables]
+        self._dtype = self._variables[0].dtype
+        self._loss_fn = loss_fn
+        self._constraint_fn = constraint_fn
+        self.max_constraint_value = float(max_constraint_value)
+        hvp_impl = {
+            "exact": self._hvp_reverse_over_reverse,
+            "forward_over_reverse": self._hvp_forward_over_reverse,
+            "finite_difference": self._hvp_finite_difference,
+        }[self.hvp_approach]
+        self._hvp_tf = tf.function(hvp_impl, reduce_retracing=True)
+        self._loss_tf = tf.function(lambda inputs: loss_fn(inputs), reduce_retracing=True)
+        self._constraint_tf = tf.function(
+            lambda inputs: constraint_fn(inputs), reduce_retracing=True
+        )
+        self._gradient_tf = tf.function(self._loss_and_gradient, reduce_retracing=True)
+        self._try_step_tf = tf.function(self._try_step, reduce_retracing=True)
+        self._assign_tf = tf.function(self._assign_flat, reduce_retracing=True)
+        self._built = True
+
+    # ---------------------------------------------------------- graph pieces
+    def _flat_params(self) -> tf.Tensor:
+        return flatten_tensors([tf.identity(v) for v in self._variables])
+
+    def _assign_flat(self, flat: tf.Tensor) -> None:
+        for var, value in zip(self._variables, unflatten_tensors(flat, self._shapes)):
+            var.assign(value)
+
+    def _flat_gradient(self, fn: Callable[[Inputs], tf.Tensor], inputs: Inputs):
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(self._variables)
+            value = fn(inputs)
+        grads = tape.gradient(
+            value, self._variables, unconnected_gradients=tf.UnconnectedGradients.ZERO
+        )
+        return value, flatten_tensors(grads)
+
+    def _loss_and_gradient(self, inputs: Inputs):
+        loss, grad = self._flat_gradient(self._loss_fn, inputs)
+        return loss, self._constraint_fn(inputs), grad
+
+    def _hvp_reverse_over_reverse(self, inputs: Inputs, vector: tf.Tensor) -> tf.Tensor:
+        with tf.GradientTape(watch_accessed_variables=False) as outer:
+            outer.watch(self._variables)
+            _, grad = self._flat_gradient(self._constraint_fn, inputs)
+            grad_dot_v = tf.tensordot(grad, tf.stop_gradient(vector), 1)
+        hv = outer.gradient(
+            grad_dot_v, self._variables, unconnected_gradients=tf.UnconnectedGradients.ZERO
+        )
+        return flatten_tensors(hv)
+
+    def _hvp_forward_over_reverse(self, inputs: Inputs, vector: tf.Tensor) -> tf.Tensor:
+        tangents = unflatten_tensors(vector, self._shapes)
+        with tf.autodiff.ForwardAccumulator(self._variables, tangents) as acc:
+            _, grad = self._flat_gradient(self._constraint_fn, inputs)
+        hv = acc.jvp(grad, unconnected_gradients=tf.UnconnectedGradients.ZERO)
+        return hv
+
+    def _hvp_finite_difference(self, inputs: Inputs, vector: tf.Tensor) -> tf.Tensor:
+        theta = self._flat_params()
+        v_norm = tf.norm(vector)
+        h = self.finite_diff_eps * (1.0 + tf.norm(theta)) / tf.maximum(v_norm, 1e-30)
+        self._assign_flat(theta + h * vector)
+        _, grad_plus = self._flat_gradient(self._constraint_fn, inputs)
+        self._assign_flat(theta - h * vector)
+        _, grad_minus = self._flat_gradient(self._constraint_fn, inputs)
+        self._assign_flat(theta)
+        hv = (grad_plus - grad_minus) / (2.0 * h)
+        return tf.where(v_norm > 0, hv, tf.zeros_like(hv))
+
+    def _try_step(self, inputs: Inputs, flat_params: tf.Tensor):
+        self._assign_flat(flat_params)
+        return self._loss_fn(inputs), self._constraint_fn(inputs)
+
+    # ------------------------------------------------------------ public API
+    def _check_built(self) -> None:
+        if not self._built:
+            raise ValueError("call build(variables, loss_fn, constraint_fn, ...) first")
+
+    def hvp(self, inputs: Inputs, vector: tf.Tensor) -> tf.Tensor:
+        """Hessian of the constraint at the current parameters times ``vector`` (no damping).
+
+        Args:
+            inputs: nest of tensors passed to ``constraint_fn``.
+            vector: ``[n]`` flat vector, ``n`` the total number of parameters, ordered as the
+                concatenated row-major variables.
+
+        Returns:
+            ``[n]`` product ``H vector``.
+        """
+        self._check_built()
+        vector = tf.convert_to_tensor(vector, dtype=self._dtype)
+        return self._hvp_tf(to_tensor_nest(inputs), vector)
+
+    def loss(self, inputs: Inputs) -> float:
+        """Loss at the current parameters.
+
+        Args:
+            inputs: nest of tensors passed to ``loss_fn``.
+
+        Returns:
+            The scalar loss.
+        """
+        self._check_built()
+        return float(self._loss_tf(to_tensor_nest(inputs)))
+
+    def constraint_val(self, inputs: Inputs) -> float:
+        """Constraint value (e.g. mean KL) at the current parameters.
+
+        Args:
+            inputs: nest of tensors passed to ``constraint_fn``.
+
+        Returns:
+            The scalar constraint value.
+        """
+        self._check_built()
+        return float(self._constraint_tf(to_tensor_nest(inputs)))
+
+    def optimize(self, inputs: Inputs) -> dict[str, float]:
+        """Take one constrained step (see the class docstring), updating the variables in place.
+
+        Args:
+            inputs: nest of tensors with a leading task axis, passed to both functions.
+
+        Returns:
+            ``LossBefore``, ``LossAfter``, ``MeanKLBefore`` and ``MeanKL`` (constraint before and
+            after), ``dLoss`` (before - after) and ``NumBacktracks``: the index ``n`` of the
+            accepted step size ``backtrack_ratio ** n``, or ``max_backtracks`` if every step was
+            rejected (parameters restored).
+
+        Raises:
+            ValueError: if not built or the inputs lack a common leading axis.
+        """
+        self._check_built()
+        inputs = to_tensor_nest(inputs)
+        leading_dim(inputs)
+        theta0 = self._flat_params()
+        loss_before, kl_before, grad = self._gradient_tf(inputs)
+        loss_before, kl_before = float(loss_before), float(kl_before)
+        reg = tf.constant(self.reg_coeff, self._dtype)
+
+        def damped_hvp(v: tf.Tensor) -> tf.Tensor:
+            return self._hvp_tf(inputs, v) + reg * v
+
+        loss_after, kl_after, num_backtracks = loss_before, kl_before, self.max_backtracks
+        accepted = False
+        direction = conjugate_gradient(damped_hvp, grad, self.cg_iters, self.residual_tol)
+        curvature = float(tf.tensordot(direction, damped_hvp(direction), 1))
+        if math.isfinite(curvature) and float(tf.norm(direction)) > 0:
+            step_size = math.sqrt(2.0 * self.max_constraint_value / (abs(curvature) + 1e-8))
+            full_step = tf.cast(step_size, self._dtype) * direction
+            for n in range(self.max_backtracks):
+                ratio = tf.constant(self.backtrack_ratio**n, self._dtype)
+                loss, kl = self._try_step_tf(inputs, theta0 - ratio * full_step)
+                loss, kl = float(loss), float(kl)
+                finite = math.isfinite(loss) and math.isfinite(kl)
+                if finite and loss < loss_before and kl <= self.max_constraint_value:
+                    accepted = True
+                elif finite and self.accept_violation and n == self.max_backtracks - 1:
+                    accepted = True
+                if accepted:
+                    loss_after, kl_after, num_backtracks = loss, kl, n
+                    break
+        if not accepted:
+            self._assign_tf(theta0)
+        return {
+            "LossBefore": loss_before,
+            "LossAfter": loss_after,
+            "MeanKLBefore": kl_before,
+            "MeanKL": kl_after,
+            "dLoss": loss_before - loss_after,
+            "NumBacktracks": float(num_backtracks),
+        }
+
+    def checkpoint_state(self) -> dict[str, tf.Module | tf.Variable]:
+        """Trackables for ``tf.train.Checkpoint``: none, the TRPO step keeps no state.
+
+        Returns:
+            An empty dict.
+        """
+        return {}

@@ -1,0 +1,21 @@
+"""Policies. TensorFlow is imported lazily so that sampler workers can use
+:mod:`meta_policy_search.policies.numpy_policy` without loading it."""
+
+from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
+
+_LAZY = {
+    "DiagonalGaussian": "meta_policy_search.policies.distributions",
+    "GaussianMLPPolicy": "meta_policy_search.policies.gaussian_mlp_policy",
+    "MetaGaussianMLPPolicy": "meta_policy_search.policies.meta_gaussian_mlp_policy",
+    "gaussian_mlp_forward": "meta_policy_search.policies.networks",
+}
+
+__all__ = ["NumpyGaussianMLP", *_LAZY]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,78 @@
+"""Diagonal Gaussian distribution math (TensorFlow), as pure functions of ``mean``/``log_std``.
+
+A distribution is described by a dict ``{'mean': [..., A], 'log_std': [..., A]}`` (the
+original's ``dist_info``). All reductions are over the last (action) axis.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import tensorflow as tf
+
+DistInfo = dict[str, tf.Tensor]
+
+_LOG_2PI = math.log(2.0 * math.pi)
+
+
+class DiagonalGaussian:
+    """A Gaussian with diagonal covariance over ``dim`` action dimensions.
+
+    Args:
+        dim: the action dimension ``A``.
+    """
+
+    def __init__(self, dim: int) -> None:
+        if dim <= 0:
+            raise ValueError(f"dim must be a positive integer, got {dim!r}")
+        self.dim = int(dim)
+
+    @staticmethod
+    def log_likelihood(x: tf.Tensor, dist_info: DistInfo) -> tf.Tensor:
+        """``log N(x; mean, diag(exp(log_std)^2))`` summed over the action axis.
+
+        Args:
+            x: ``[..., A]`` actions.
+            dist_info: ``mean`` and ``log_std``, both broadcastable to ``[..., A]``.
+
+        Returns:
+            ``[...]`` log-densities.
+        """
+        mean, log_std = dist_info["mean"], dist_info["log_std"]
+        z = (x - mean) * tf.exp(-log_std)
+        return -tf.reduce_sum(log_std + 0.5 * tf.square(z) + 0.5 * _LOG_2PI, axis=-1)
+
+    @staticmethod
+    def likelihood_ratio(x: tf.Tensor, old_dist_info: DistInfo, new_dist_info: DistInfo) -> tf.Tensor:
+        """``pi_new(x) / pi_old(x)``, computed in log space. Returns ``[...]``."""
+        log_new = DiagonalGaussian.log_likelihood(x, new_dist_info)
+        log_old = DiagonalGaussian.log_likelihood(x, old_dist_info)
+        return tf.exp(log_new - log_old)
+
+    @staticmethod
+    def kl(old_dist_info: DistInfo, new_dist_info: DistInfo) -> tf.Tensor:
+        """``KL(old || new)`` summed over the action axis.
+
+        ``KL = sum_i log(s_new/s_old) + (s_old^2 + (m_old - m_new)^2) / (2 s_new^2) - 1/2``.
+
+        Returns:
+            ``[...]`` KL divergences.
+        """
+        old_mean, old_log_std = old_dist_info["mean"], old_dist_info["log_std"]
+        new_mean, new_log_std = new_dist_info["mean"], new_dist_info["log_std"]
+        numerator = tf.square(old_mean - new_mean) + tf.exp(2.0 * old_log_std)
+        denominator = 2.0 * tf.exp(2.0 * new_log_std)
+        return tf.reduce_sum(new_log_std - old_log_std + numerator / denominator - 0.5, axis=-1)
+
+    @staticmethod
+    def entropy(dist_info: DistInfo) -> tf.Tensor:
+        """Differential entropy ``sum_i (log_std_i + (1 + log 2 pi) / 2)``. Returns ``[...]``."""
+        return tf.reduce_sum(dist_info["log_std"] + 0.5 * (1.0 + _LOG_2PI), axis=-1)
+
+    @staticmethod
+    def sample(dist_info: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
+        """Draw ``mean + exp(log_std) * eps`` with ``eps ~ N(0, I)`` from ``rng`` (numpy)."""
+        mean = np.asarray(dist_info["mean"])
+        noise = rng.standard_normal(mean.shape).astype(mean.dtype)
+        return mean + np.exp(np.asarray(dist_info["log_std"])) * noise

@@ -1,0 +1,39 @@
+"""Sampling: executors that run whole rollouts, the meta-sampler, and the sample processors.
+
+The sample processors are imported on first access (PEP 562): sampler worker processes import
+this package too, and should load only what the rollout loop needs (numpy, gymnasium, the envs).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from meta_policy_search.samplers.iterative_executor import MetaIterativeEnvExecutor
+from meta_policy_search.samplers.meta_sampler import MetaSampler
+from meta_policy_search.samplers.parallel_executor import MetaParallelEnvExecutor
+
+if TYPE_CHECKING:
+    from meta_policy_search.samplers.dice_sample_processor import DiceSampleProcessor
+    from meta_policy_search.samplers.meta_sample_processor import MetaSampleProcessor
+
+_LAZY = {
+    "MetaSampleProcessor": "meta_policy_search.samplers.meta_sample_processor",
+    "DiceSampleProcessor": "meta_policy_search.samplers.dice_sample_processor",
+}
+
+__all__ = [
+    "DiceSampleProcessor",
+    "MetaIterativeEnvExecutor",
+    "MetaParallelEnvExecutor",
+    "MetaSampleProcessor",
+    "MetaSampler",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

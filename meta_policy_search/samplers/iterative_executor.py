@@ -1,0 +1,129 @@
+"""Executor that steps all environments in the calling process."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Sequence
+from typing import Any
+
+from meta_policy_search.envs.base import check_positive_int
+from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
+from meta_policy_search.samplers.rollout import (
+    check_non_negative_int,
+    check_policy,
+    collect_rollouts,
+    space_dim,
+)
+from meta_policy_search.types import PathBatch, Task
+
+
+def copy_env(env: Any) -> Any:
+    """An independent copy of ``env`` made through pickle (MetaEnvs are picklable)."""
+    return pickle.loads(pickle.dumps(env))
+
+
+def check_tasks(tasks: Sequence[Task], meta_batch_size: int) -> list[Task]:
+    """Return ``tasks`` as a list, or raise a ValueError if there are not ``meta_batch_size``."""
+    tasks = list(tasks)
+    if len(tasks) != meta_batch_size:
+        raise ValueError(f"expected meta_batch_size={meta_batch_size} tasks, got {len(tasks)}")
+    return tasks
+
+
+class MetaIterativeEnvExecutor:
+    """Run every task's environment copies in this process, one policy call per time step.
+
+    Each of the ``meta_batch_size`` tasks gets ``envs_per_task`` copies of ``env``; see
+    :mod:`meta_policy_search.samplers.rollout` for how episodes are collected and seeded.
+
+    Args:
+        env: the :class:`~meta_policy_search.envs.MetaEnv` to copy (it is not stepped itself).
+        meta_batch_size: number of tasks ``T``.
+        envs_per_task: env copies per task ``E``; ``R`` rollouts take ``ceil(R / E)`` waves.
+        max_path_length: ``H``, steps per episode at most.
+        seed: root seed of all episode randomness, ``>= 0``.
+
+    Raises:
+        ValueError: on non-positive sizes, a negative seed or a non-flat observation or action
+            space.
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        meta_batch_size: int,
+        envs_per_task: int,
+        max_path_length: int,
+        seed: int = 0,
+    ) -> None:
+        self.meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
+        self.envs_per_task = check_positive_int("envs_per_task", envs_per_task)
+        self.max_path_length = check_positive_int("max_path_length", max_path_length)
+        self.seed = check_non_negative_int("seed", seed)
+        self.obs_dim = space_dim(env.observation_space, "observation_space")
+        self.action_dim = space_dim(env.action_space, "action_space")
+        self.envs = [
+            [copy_env(env) for _ in range(self.envs_per_task)]
+            for _ in range(self.meta_batch_size)
+        ]
+        self._tasks: list[Task] | None = None
+
+    def set_tasks(self, tasks: Sequence[Task]) -> None:
+        """Set task ``t`` on every env copy of task ``t``.
+
+        Args:
+            tasks: ``meta_batch_size`` tasks, e.g. from ``env.sample_tasks``.
+
+        Raises:
+            ValueError: if the number of tasks is not ``meta_batch_size``.
+        """
+        tasks = check_tasks(tasks, self.meta_batch_size)
+        for task, task_envs in zip(tasks, self.envs):
+            for env in task_envs:
+                env.set_task(task)
+        self._tasks = tasks
+
+    def collect(self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int) -> PathBatch:
+        """Collect ``num_rollouts`` episodes for every task.
+
+        Args:
+            policy: per-task policies, ``num_tasks == meta_batch_size``.
+            num_rollouts: ``R``, episodes per task.
+            phase: sampling-phase counter (``>= 0``) that, with the seed, fixes the randomness.
+
+        Returns:
+            A :class:`PathBatch` ``[T, R, H, ...]``.
+
+        Raises:
+            ValueError: on a mismatched policy or bad sizes.
+            RuntimeError: if :meth:`set_tasks` was never called or the executor is closed.
+        """
+        num_rollouts = check_positive_int("num_rollouts", num_rollouts)
+        phase = check_non_negative_int("phase", phase)
+        check_policy(policy, self.meta_batch_size, self.obs_dim, self.action_dim)
+        if not self.envs:
+            raise RuntimeError("the executor is closed")
+        if self._tasks is None:
+            raise RuntimeError("call set_tasks() before collect()")
+        return collect_rollouts(
+            self.envs,
+            policy,
+            range(self.meta_batch_size),
+            num_rollouts,
+            self.max_path_length,
+            self.seed,
+            phase,
+        )
+
+    def close(self) -> None:
+        """Close all env copies (safe to call more than once)."""
+        for task_envs in self.envs:
+            for env in task_envs:
+                env.close()
+        self.envs = []
+
+    def __enter__(self) -> MetaIterativeEnvExecutor:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -1,0 +1,199 @@
+"""The meta-sampler: draws the meta-batch of tasks and collects padded rollouts for them."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from meta_policy_search.envs.base import check_positive_int
+from meta_policy_search.samplers.iterative_executor import MetaIterativeEnvExecutor
+from meta_policy_search.samplers.parallel_executor import MetaParallelEnvExecutor
+from meta_policy_search.samplers.rollout import check_non_negative_int, space_dim
+from meta_policy_search.types import PathBatch, Task
+
+
+def _task_env(env: Any) -> Any:
+    """The env that owns the task RNG (the innermost one, through wrappers like ``normalize``)."""
+    return getattr(env, "unwrapped", env)
+
+
+class MetaSampler:
+    """Collect ``rollouts_per_meta_task`` episodes for each of ``meta_batch_size`` tasks.
+
+    Usage per meta-iteration (see ``design.md`` section 1)::
+
+        sampler.update_tasks()                  # new meta-batch of tasks
+        for step in range(num_inner_grad_steps + 1):
+            paths = sampler.obtain_samples()    # PathBatch [T, R, H, ...] for the current policy
+
+    Every call of :meth:`obtain_samples` is one *sampling phase*; the phase counter and the root
+    ``seed`` fix all episode randomness, so a run is reproducible and the iterative and parallel
+    executors return the same arrays.
+
+    Args:
+        env: the :class:`~meta_policy_search.envs.MetaEnv` (possibly wrapped in ``normalize``);
+            its task RNG is seeded with ``seed`` here and the executor works on copies.
+        policy: a meta-policy with ``get_sampling_policy() -> NumpyGaussianMLP``; if it has
+            ``obs_dim``, ``action_dim`` or ``meta_batch_size`` attributes they are checked
+            against the env and the sampler.
+        rollouts_per_meta_task: ``R``, episodes per task and phase.
+        meta_batch_size: ``T``, tasks per meta-batch.
+        max_path_length: ``H``, steps per episode at most.
+        envs_per_task: env copies per task (``None`` means ``R``: one wave); ``R`` episodes take
+            ``ceil(R / envs_per_task)`` waves.
+        parallel: use :class:`MetaParallelEnvExecutor` instead of
+            :class:`MetaIterativeEnvExecutor`.
+        n_parallel: worker processes of the parallel executor (``None``: one per core, at most
+            ``meta_batch_size``); ignored unless ``parallel``.
+        seed: root seed of tasks and episodes, ``>= 0``.
+
+    Raises:
+        ValueError: on non-positive sizes, ``envs_per_task > rollouts_per_meta_task`` or a
+            policy whose sizes do not match the env.
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        policy: Any,
+        rollouts_per_meta_task: int,
+        meta_batch_size: int,
+        max_path_length: int,
+        envs_per_task: int | None = None,
+        parallel: bool = False,
+        n_parallel: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.rollouts_per_meta_task = check_positive_int(
+            "rollouts_per_meta_task", rollouts_per_meta_task
+        )
+        self.meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
+        self.max_path_length = check_positive_int("max_path_length", max_path_length)
+        if envs_per_task is None:
+            envs_per_task = self.rollouts_per_meta_task
+        self.envs_per_task = check_positive_int("envs_per_task", envs_per_task)
+        if self.envs_per_task > self.rollouts_per_meta_task:
+            raise ValueError(
+                f"envs_per_task={self.envs_per_task} exceeds rollouts_per_meta_task="
+                f"{self.rollouts_per_meta_task}: the extra env copies would never run"
+            )
+        if n_parallel is not None and not parallel:
+            n_parallel = None  # documented: ignored for the iterative executor
+        self.seed = check_non_negative_int("seed", seed)
+        obs_dim = space_dim(env.observation_space, "observation_space")
+        action_dim = space_dim(env.action_space, "action_space")
+        for name, expected in (
+            ("obs_dim", obs_dim),
+            ("action_dim", action_dim),
+            ("meta_batch_size", self.meta_batch_size),
+        ):
+            value = getattr(policy, name, None)
+            if value is not None and value != expected:
+                raise ValueError(f"policy.{name}={value} does not match the expected {expected}")
+
+        self.env = env
+        self.policy = policy
+        self.parallel = bool(parallel)
+        _task_env(env).seed_tasks(self.seed)
+        executor_args = (env, self.meta_batch_size, self.envs_per_task, self.max_path_length)
+        if self.parallel:
+            self.executor: MetaIterativeEnvExecutor | MetaParallelEnvExecutor = (
+                MetaParallelEnvExecutor(*executor_args, seed=self.seed, n_parallel=n_parallel)
+            )
+        else:
+            self.executor = MetaIterativeEnvExecutor(*executor_args, seed=self.seed)
+        self.total_timesteps_sampled = 0
+        self._phase = 0
+        self._tasks: list[Task] | None = None
+
+    @property
+    def tasks(self) -> list[Task] | None:
+        """The current meta-batch of tasks (``None`` before :meth:`update_tasks`)."""
+        return self._tasks
+
+    @property
+    def phase(self) -> int:
+        """Number of sampling phases run so far (the next phase's index)."""
+        return self._phase
+
+    def update_tasks(self) -> list[Task]:
+        """Draw ``meta_batch_size`` tasks with ``env.sample_tasks`` and set them on the executor.
+
+        Returns:
+            The new tasks.
+        """
+        tasks = list(_task_env(self.env).sample_tasks(self.meta_batch_size))
+        self.executor.set_tasks(tasks)
+        self._tasks = tasks
+        return tasks
+
+    def obtain_samples(self, log: bool = False, log_prefix: str = "") -> PathBatch:
+        """Run one sampling phase with the policy's current (per-task) parameters.
+
+        Args:
+            log: log the wall time of the phase as ``log_prefix + 'Time-EnvExec'``.
+            log_prefix: prefix of logged keys, e.g. ``'Step_0-'``.
+
+        Returns:
+            A :class:`PathBatch` ``[meta_batch_size, rollouts_per_meta_task, max_path_length]``.
+
+        Raises:
+            RuntimeError: if :meth:`update_tasks` was never called, or from the executor.
+        """
+        if self._tasks is None:
+            raise RuntimeError("call update_tasks() before obtain_samples()")
+        sampling_policy = self.policy.get_sampling_policy()
+        start = time.perf_counter()
+        paths = self.executor.collect(sampling_policy, self.rollouts_per_meta_task, self._phase)
+        elapsed = time.perf_counter() - start
+        self._phase += 1
+        self.total_timesteps_sampled += paths.num_env_steps
+        if log:
+            from meta_policy_search.utils import logger  # lazy: keeps this module light
+
+            logger.logkv(log_prefix + "Time-EnvExec", elapsed)
+        return paths
+
+    def get_state(self) -> dict[str, Any]:
+        """Everything needed to resume sampling exactly: phase, task RNG state, current tasks.
+
+        Returns:
+            ``{'phase': int, 'total_timesteps_sampled': int, 'task_rng_state': dict,
+            'tasks': list or None}``; the RNG state is numpy's ``bit_generator.state`` dict.
+        """
+        return {
+            "phase": self._phase,
+            "total_timesteps_sampled": self.total_timesteps_sampled,
+            "task_rng_state": _task_env(self.env).task_rng.bit_generator.state,
+            "tasks": None if self._tasks is None else list(self._tasks),
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Restore a state from :meth:`get_state` (and set its tasks on the executor).
+
+        Args:
+            state: a dict as returned by :meth:`get_state`.
+
+        Raises:
+            ValueError: if a key is missing.
+        """
+        missing = {"phase", "total_timesteps_sampled", "task_rng_state", "tasks"} - set(state)
+        if missing:
+            raise ValueError(f"sampler state lacks keys {sorted(missing)}")
+        _task_env(self.env).task_rng.bit_generator.state = state["task_rng_state"]
+        self._phase = check_non_negative_int("phase", state["phase"])
+        self.total_timesteps_sampled = int(state["total_timesteps_sampled"])
+        self._tasks = None
+        if state["tasks"] is not None:
+            self.executor.set_tasks(state["tasks"])
+            self._tasks = list(state["tasks"])
+
+    def close(self) -> None:
+        """Shut the executor down (its worker processes, if parallel)."""
+        self.executor.close()
+
+    def __enter__(self) -> MetaSampler:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

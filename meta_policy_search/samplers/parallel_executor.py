@@ -1,0 +1,358 @@
+"""Executor whose worker processes each own whole rollouts of a contiguous block of tasks.
+
+Why whole rollouts: exchanging actions and observations over pipes every step was measured no
+faster than a single process (the IPC eats the second core). Here the parent sends each worker
+its tasks' numpy policy parameters once per sampling phase; the worker runs the same rollout loop
+as :class:`~meta_policy_search.samplers.MetaIterativeEnvExecutor` and returns finished, padded
+arrays. Episode randomness depends only on ``(seed, phase, task, rollout)``, so the result is
+identical to the iterative executor's for any number of workers.
+
+Workers are started with the ``'spawn'`` method: the parent usually has TensorFlow loaded, which
+must not be forked, and workers import only numpy, gymnasium and the envs. A training script
+that imports TensorFlow at top level would normally be re-imported by every spawned child; when
+the env's pickle does not refer to ``__main__``, the main module is hidden from the children so
+that they stay TensorFlow-free.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import multiprocessing.connection as mp_connection
+import os
+import pickle
+import signal
+import sys
+import traceback
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from meta_policy_search.envs.base import check_positive_int
+from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
+from meta_policy_search.samplers.iterative_executor import check_tasks
+from meta_policy_search.samplers.rollout import (
+    check_non_negative_int,
+    check_policy,
+    collect_rollouts,
+    concatenate_paths,
+    space_dim,
+)
+from meta_policy_search.types import PathBatch, Task
+
+
+class RemoteTraceback(Exception):
+    """Carries a worker's formatted traceback; set as ``__cause__`` of re-raised exceptions."""
+
+    def __str__(self) -> str:
+        return "\n" + str(self.args[0])
+
+
+def _pack_exception(exc: BaseException) -> tuple[bytes | None, str, str]:
+    formatted = traceback.format_exc()
+    try:
+        payload = pickle.dumps(exc)
+    except Exception:  # an exception that cannot be pickled is re-raised as a RuntimeError
+        payload = None
+    return payload, f"{type(exc).__name__}: {exc}", formatted
+
+
+def _worker_loop(
+    conn: Any,
+    env_bytes: bytes,
+    task_start: int,
+    task_stop: int,
+    envs_per_task: int,
+    max_path_length: int,
+    seed: int,
+) -> None:
+    """Body of a worker process: build env copies, then serve commands until told to close."""
+    # Ctrl-C goes to the whole process group; the parent handles it and closes the workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        envs = [
+            [pickle.loads(env_bytes) for _ in range(envs_per_task)]
+            for _ in range(task_start, task_stop)
+        ]
+    except Exception as exc:
+        conn.send(("error", _pack_exception(exc)))
+        return
+    conn.send(("ok", None))
+    while True:
+        try:
+            command, payload = conn.recv()
+        except (EOFError, OSError):  # the parent is gone
+            return
+        if command == "close":
+            for task_envs in envs:
+                for env in task_envs:
+                    env.close()
+            return
+        try:
+            if command == "set_tasks":
+                for task, task_envs in zip(payload, envs):
+                    for env in task_envs:
+                        env.set_task(task)
+                result = None
+            elif command == "collect":
+                policy, num_rollouts, phase = payload
+                result = collect_rollouts(
+                    envs,
+                    policy,
+                    range(task_start, task_stop),
+                    num_rollouts,
+                    max_path_length,
+                    seed,
+                    phase,
+                )
+            elif command == "info":
+                result = {"pid": os.getpid(), "tensorflow_imported": "tensorflow" in sys.modules}
+            else:
+                raise ValueError(f"unknown worker command {command!r}")
+        except Exception as exc:
+            conn.send(("error", _pack_exception(exc)))
+        else:
+            conn.send(("ok", result))
+
+
+@contextlib.contextmanager
+def _main_module_hidden(hide: bool) -> Iterator[None]:
+    """Keep spawned children from re-importing ``__main__`` (and, with it, TensorFlow)."""
+    main = sys.modules.get("__main__")
+    if not hide or main is None:
+        yield
+        return
+    saved = {key: main.__dict__[key] for key in ("__file__", "__spec__") if key in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
+def default_num_workers(meta_batch_size: int) -> int:
+    """``min(usable cpu count, meta_batch_size)``."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, meta_batch_size))
+
+
+class MetaParallelEnvExecutor:
+    """Run the tasks' environments in ``n_parallel`` worker processes.
+
+    Worker ``k`` owns a contiguous block of tasks with ``envs_per_task`` env copies each. A dead
+    worker (e.g. killed by the OOM killer) makes the next call raise a RuntimeError as soon as
+    its process is gone; an exception inside a worker is re-raised in the parent with the
+    worker's traceback attached as ``__cause__``. After either, the executor is closed.
+
+    Args:
+        env: the :class:`~meta_policy_search.envs.MetaEnv` to copy; it must be picklable and
+            its class importable by a fresh Python process.
+        meta_batch_size: number of tasks ``T``.
+        envs_per_task: env copies per task ``E``.
+        max_path_length: ``H``, steps per episode at most.
+        seed: root seed of all episode randomness, ``>= 0``.
+        n_parallel: number of worker processes, at most ``meta_batch_size``; ``None`` means
+            ``min(cpu count, meta_batch_size)``.
+
+    Raises:
+        ValueError: on non-positive sizes, ``n_parallel > meta_batch_size`` or a non-flat space.
+        RuntimeError: if a worker fails to start.
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        meta_batch_size: int,
+        envs_per_task: int,
+        max_path_length: int,
+        seed: int = 0,
+        n_parallel: int | None = None,
+    ) -> None:
+        self._processes: list[Any] = []
+        self._conns: list[Any] = []
+        self.meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
+        self.envs_per_task = check_positive_int("envs_per_task", envs_per_task)
+        self.max_path_length = check_positive_int("max_path_length", max_path_length)
+        self.seed = check_non_negative_int("seed", seed)
+        if n_parallel is None:
+            n_parallel = default_num_workers(self.meta_batch_size)
+        n_parallel = check_positive_int("n_parallel", n_parallel)
+        if n_parallel > self.meta_batch_size:
+            raise ValueError(
+                f"n_parallel={n_parallel} exceeds meta_batch_size={self.meta_batch_size}: a "
+                "worker needs at least one task"
+            )
+        self.n_parallel = n_parallel
+        self.obs_dim = space_dim(env.observation_space, "observation_space")
+        self.action_dim = space_dim(env.action_space, "action_space")
+        blocks = np.array_split(np.arange(self.meta_batch_size), n_parallel)
+        self.task_blocks = [(int(block[0]), int(block[-1]) + 1) for block in blocks]
+
+        env_bytes = pickle.dumps(env)
+        context = mp.get_context("spawn")
+        with _main_module_hidden(b"__main__" not in env_bytes):
+            for k, (start, stop) in enumerate(self.task_blocks):
+                parent_conn, child_conn = context.Pipe()
+                process = context.Process(
+                    target=_worker_loop,
+                    args=(child_conn, env_bytes, start, stop, self.envs_per_task,
+                          self.max_path_length, self.seed),
+                    name=f"MetaParallelEnvExecutor-worker-{k}",
+                    daemon=True,
+                )
+                process.start()
+                child_conn.close()
+                self._processes.append(process)
+                self._conns.append(parent_conn)
+        self._closed = False
+        self._tasks_set = False
+        self._gather()  # each worker reports once its env copies are built
+
+    def _fail(self, error: BaseException) -> None:
+        self.close()
+        raise error
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the executor is closed (after close() or a worker failure)")
+
+    def _send(self, messages: Sequence[tuple[str, Any]]) -> None:
+        for k, (conn, message) in enumerate(zip(self._conns, messages)):
+            try:
+                conn.send(message)
+            except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
+                self._fail(self._dead_worker_error(k))
+
+    def _dead_worker_error(self, k: int) -> RuntimeError:
+        process = self._processes[k]
+        process.join(timeout=1.0)
+        return RuntimeError(
+            f"sampler worker {k} (pid {process.pid}, tasks {self.task_blocks[k]}) died with "
+            f"exit code {process.exitcode}; the executor is closed"
+        )
+
+    def _gather(self) -> list[Any]:
+        """Wait for one reply per worker; raise if one died or reported an exception."""
+        results: list[Any] = [None] * len(self._conns)
+        errors: list[tuple[int, tuple[bytes | None, str, str]]] = []
+        pending = {conn: k for k, conn in enumerate(self._conns)}
+        sentinels = {self._processes[k].sentinel: k for k in range(len(self._conns))}
+        while pending:
+            ready = mp_connection.wait(
+                list(pending) + [s for s, k in sentinels.items() if k in pending.values()]
+            )
+            ready_conns = [obj for obj in ready if obj in pending]
+            for conn in ready_conns:
+                k = pending.pop(conn)
+                try:
+                    status, payload = conn.recv()
+                except (EOFError, OSError):
+                    self._fail(self._dead_worker_error(k))
+                if status == "ok":
+                    results[k] = payload
+                else:
+                    errors.append((k, payload))
+            for obj in ready:
+                # A sentinel is ready when its process ended; a message sent before dying would
+                # have made the pipe ready too, so a dead worker without a reply has failed.
+                if obj in sentinels and sentinels[obj] in pending.values():
+                    k = sentinels[obj]
+                    if not self._conns[k].poll():
+                        self._fail(self._dead_worker_error(k))
+        if errors:
+            k, (exc_bytes, summary, formatted) = errors[0]
+            error: BaseException | None = None
+            if exc_bytes is not None:
+                with contextlib.suppress(Exception):
+                    error = pickle.loads(exc_bytes)
+            if error is None:
+                error = RuntimeError(f"sampler worker {k} raised {summary}")
+            error.__cause__ = RemoteTraceback(f"in sampler worker {k}:\n{formatted}")
+            self._fail(error)
+        return results
+
+    def set_tasks(self, tasks: Sequence[Task]) -> None:
+        """Send each worker the tasks of its block.
+
+        Args:
+            tasks: ``meta_batch_size`` tasks, e.g. from ``env.sample_tasks``.
+
+        Raises:
+            ValueError: if the number of tasks is not ``meta_batch_size``.
+            RuntimeError: if a worker died or the executor is closed.
+        """
+        self._check_open()
+        tasks = check_tasks(tasks, self.meta_batch_size)
+        self._send([("set_tasks", tasks[start:stop]) for start, stop in self.task_blocks])
+        self._gather()
+        self._tasks_set = True
+
+    def collect(self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int) -> PathBatch:
+        """Collect ``num_rollouts`` episodes for every task across the workers.
+
+        Args:
+            policy: per-task policies, ``num_tasks == meta_batch_size``; worker ``k`` receives
+                only the parameters of its tasks.
+            num_rollouts: ``R``, episodes per task.
+            phase: sampling-phase counter (``>= 0``) that, with the seed, fixes the randomness.
+
+        Returns:
+            A :class:`PathBatch` ``[T, R, H, ...]``, identical to the iterative executor's.
+
+        Raises:
+            ValueError: on a mismatched policy or bad sizes (or re-raised from a worker).
+            RuntimeError: if a worker died, :meth:`set_tasks` was never called or the executor is
+                closed.
+        """
+        self._check_open()
+        num_rollouts = check_positive_int("num_rollouts", num_rollouts)
+        phase = check_non_negative_int("phase", phase)
+        check_policy(policy, self.meta_batch_size, self.obs_dim, self.action_dim)
+        if not self._tasks_set:
+            raise RuntimeError("call set_tasks() before collect()")
+        self._send(
+            [
+                ("collect", (policy.task_slice(start, stop), num_rollouts, phase))
+                for start, stop in self.task_blocks
+            ]
+        )
+        return concatenate_paths(self._gather())
+
+    def worker_info(self) -> list[dict[str, Any]]:
+        """Diagnostics of each worker: ``{'pid': int, 'tensorflow_imported': bool}``."""
+        self._check_open()
+        self._send([("info", None)] * len(self._conns))
+        return self._gather()
+
+    def close(self) -> None:
+        """Stop all workers (safe to call more than once)."""
+        if getattr(self, "_closed", True) and not self._processes:
+            return
+        self._closed = True
+        for conn in self._conns:
+            with contextlib.suppress(Exception):
+                conn.send(("close", None))
+        for process in self._processes:
+            process.join(timeout=2.0)
+            if process.is_alive():
+                process.kill()
+                process.join(timeout=2.0)
+        for conn in self._conns:
+            conn.close()
+        self._processes, self._conns = [], []
+
+    def __enter__(self) -> MetaParallelEnvExecutor:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()

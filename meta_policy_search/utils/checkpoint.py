@@ -1,0 +1,170 @@
+"""Atomic training checkpoints: TensorFlow state plus a pickled side file.
+
+A checkpoint directory holds one sub-directory per saved iteration and a pointer file::
+
+    checkpoint_dir/
+        latest                 # text: the name of the newest complete checkpoint
+        itr_000012/
+            tf_state.index     # tf.train.Checkpoint of the algorithm's trackables
+            tf_state.data-*
+            state.pkl          # iteration, sampler state, baseline parameters, ...
+            state.json         # the iteration and save time, for humans
+
+Why this layout: a checkpoint is first written completely into a hidden temporary directory,
+then renamed into place (``os.replace``, atomic on POSIX), and only then does the ``latest``
+pointer, itself replaced atomically, move to it. A crash at any point therefore leaves
+``latest`` naming the previous complete checkpoint; leftovers of the interrupted save are
+temporary directories that the next save removes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import tempfile
+import time
+from typing import Any
+
+import tensorflow as tf
+
+from meta_policy_search.utils.serialization import atomic_write_bytes
+
+POINTER_FILE = "latest"
+TF_PREFIX = "tf_state"
+STATE_FILE = "state.pkl"
+INFO_FILE = "state.json"
+_TMP_PREFIX = ".tmp-"
+_CKPT_PREFIX = "itr_"
+
+
+def _make_checkpoint(trackables: dict[str, Any]) -> tf.train.Checkpoint:
+    if not isinstance(trackables, dict):
+        raise ValueError(f"trackables must be a dict name -> trackable, got {type(trackables)}")
+    return tf.train.Checkpoint(**trackables)
+
+
+def latest_checkpoint(checkpoint_dir: str) -> str | None:
+    """Path of the newest complete checkpoint in ``checkpoint_dir``.
+
+    Args:
+        checkpoint_dir: a directory written by :func:`save_checkpoint`.
+
+    Returns:
+        The checkpoint's sub-directory, or ``None`` if there is no complete checkpoint.
+    """
+    pointer = os.path.join(checkpoint_dir, POINTER_FILE)
+    if not os.path.isfile(pointer):
+        return None
+    with open(pointer, encoding="utf-8") as f:
+        name = f.read().strip()
+    path = os.path.join(checkpoint_dir, name)
+    return path if os.path.isdir(path) else None
+
+
+def save_checkpoint(
+    checkpoint_dir: str, itr: int, trackables: dict[str, Any], state: dict[str, Any]
+) -> str:
+    """Atomically save TensorFlow trackables and a picklable state dict.
+
+    Args:
+        checkpoint_dir: where checkpoints live; created if missing.
+        itr: the iteration the checkpoint belongs to (the last completed one).
+        trackables: name -> ``tf.Variable`` / ``tf.Module`` / optimizer (dicts of variables are
+            fine), saved with :class:`tf.train.Checkpoint`.
+        state: any picklable Python state (numpy arrays, RNG states, counters).
+
+    Returns:
+        The path of the new checkpoint directory (``checkpoint_dir/itr_<itr>``).
+
+    Raises:
+        ValueError: if ``itr`` is negative or ``trackables`` is not a dict.
+    """
+    if itr < 0:
+        raise ValueError(f"itr must be >= 0, got {itr}")
+    os.makedirs(checkpoint_dir, exist_ok=True)
+    _remove_stale_tmp(checkpoint_dir)
+    checkpoint = _make_checkpoint(trackables)
+    tmp_dir = tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=checkpoint_dir)
+    try:
+        checkpoint.write(os.path.join(tmp_dir, TF_PREFIX))
+        with open(os.path.join(tmp_dir, STATE_FILE), "wb") as f:
+            pickle.dump({"itr": int(itr), **state}, f, protocol=pickle.HIGHEST_PROTOCOL)
+            f.flush()
+            os.fsync(f.fileno())
+        info = {"itr": int(itr), "time": time.time()}
+        with open(os.path.join(tmp_dir, INFO_FILE), "w", encoding="utf-8") as f:
+            json.dump(info, f)
+        final_name = _free_name(checkpoint_dir, itr)
+        os.replace(tmp_dir, os.path.join(checkpoint_dir, final_name))
+    except BaseException:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+        raise
+    atomic_write_bytes(os.path.join(checkpoint_dir, POINTER_FILE), final_name.encode("utf-8"))
+    _remove_old(checkpoint_dir, keep=final_name)
+    return os.path.join(checkpoint_dir, final_name)
+
+
+def restore_checkpoint(
+    checkpoint_dir: str, trackables: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Restore the newest complete checkpoint of ``checkpoint_dir``.
+
+    The trackables must be built (same structure as when saving) before calling this: we
+    restore state into existing objects, we do not rebuild them. Optimizer slot variables that
+    do not exist yet are restored when they are created (TensorFlow's deferred restoration).
+
+    Args:
+        checkpoint_dir: a directory written by :func:`save_checkpoint`.
+        trackables: the same names as at save time, mapping to freshly built objects whose
+            values get overwritten; ``None`` restores only the side state.
+
+    Returns:
+        The saved state dict, including ``'itr'``.
+
+    Raises:
+        FileNotFoundError: if ``checkpoint_dir`` holds no complete checkpoint.
+    """
+    path = latest_checkpoint(checkpoint_dir)
+    if path is None:
+        raise FileNotFoundError(f"no complete checkpoint in {checkpoint_dir!r}")
+    with open(os.path.join(path, STATE_FILE), "rb") as f:
+        state = pickle.load(f)
+    if trackables:
+        status = _make_checkpoint(trackables).read(os.path.join(path, TF_PREFIX))
+        status.assert_existing_objects_matched()
+        status.expect_partial()
+    return state
+
+
+def _free_name(checkpoint_dir: str, itr: int) -> str:
+    """A checkpoint directory name for ``itr`` that does not clobber the current checkpoint."""
+    base = f"{_CKPT_PREFIX}{itr:06d}"
+    current = latest_checkpoint(checkpoint_dir)
+    current_name = os.path.basename(current) if current else None
+    name, counter = base, 0
+    while os.path.exists(os.path.join(checkpoint_dir, name)):
+        if name != current_name:
+            # Left by a save that crashed before moving the pointer: never referenced.
+            shutil.rmtree(os.path.join(checkpoint_dir, name))
+            break
+        counter += 1
+        name = f"{base}.{counter}"
+    return name
+
+
+def _remove_stale_tmp(checkpoint_dir: str) -> None:
+    for name in os.listdir(checkpoint_dir):
+        if name.startswith(_TMP_PREFIX):
+            path = os.path.join(checkpoint_dir, name)
+            if os.path.isdir(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.remove(path)
+
+
+def _remove_old(checkpoint_dir: str, keep: str) -> None:
+    for name in os.listdir(checkpoint_dir):
+        if name.startswith(_CKPT_PREFIX) and name != keep:
+            shutil.rmtree(os.path.join(checkpoint_dir, name), ignore_errors=True)

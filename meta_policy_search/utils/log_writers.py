@@ -1,0 +1,195 @@
+"""Output formats of :mod:`meta_policy_search.utils.logger`: stdout/text table, CSV, TensorBoard.
+
+Each writer takes one dict of scalars per :func:`~meta_policy_search.utils.logger.dumpkvs` call
+(``write_kvs``) and, for the human-readable formats, free text (``write_text``).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import numbers
+import os
+import sys
+from typing import IO, Any
+
+from meta_policy_search.utils.serialization import atomic_open
+
+LogValue = float | int | str
+"""A logged value: a number (stored as Python ``int``/``float``) or a string."""
+
+
+class OutputFormat:
+    """Base of the writers: ignores everything; subclasses override what they support."""
+
+    def write_kvs(self, kvs: dict[str, LogValue], step: int) -> None:
+        """Write one row of key/value pairs logged at iteration ``step``."""
+
+    def write_text(self, text: str) -> None:
+        """Write a line of free text (only the human-readable formats keep it)."""
+
+    def close(self) -> None:
+        """Flush and release files."""
+
+
+def _format_value(value: LogValue) -> str:
+    if isinstance(value, float):
+        return f"{value:<8.3g}"
+    return str(value)
+
+
+class HumanOutputFormat(OutputFormat):
+    """A table per dump and free text lines, to stdout or to a text file.
+
+    Args:
+        path: text file to append to (created if missing), or ``None`` for ``sys.stdout``
+            (looked up at every write, so redirections such as pytest's capture work).
+        append: keep an existing file's content (``True``) or truncate it (``False``).
+    """
+
+    def __init__(self, path: str | None = None, append: bool = False) -> None:
+        self.path = path
+        self._file: IO[str] | None = None
+        if path is not None:
+            self._file = open(path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115
+
+    @property
+    def _stream(self) -> IO[str]:
+        return self._file if self._file is not None else sys.stdout
+
+    def write_kvs(self, kvs: dict[str, LogValue], step: int) -> None:
+        """Write ``kvs`` as a two-column table sorted by key."""
+        if not kvs:
+            return
+        rows = [(key, _format_value(value)) for key, value in sorted(kvs.items())]
+        key_width = max(len(key) for key, _ in rows)
+        value_width = max(len(value) for _, value in rows)
+        dashes = "-" * (key_width + value_width + 7)
+        lines = [dashes]
+        lines += [f"| {key:<{key_width}} | {value:<{value_width}} |" for key, value in rows]
+        lines.append(dashes)
+        self._stream.write("\n".join(lines) + "\n")
+        self._stream.flush()
+
+    def write_text(self, text: str) -> None:
+        """Write ``text`` and a newline."""
+        self._stream.write(text + "\n")
+        self._stream.flush()
+
+    def close(self) -> None:
+        """Close the file (never ``sys.stdout``)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+class CSVOutputFormat(OutputFormat):
+    """``progress.csv``: one row per dump; a key first logged later widens the header.
+
+    When a dump brings new keys, the whole file is rewritten (atomically) with the widened header
+    and empty cells for the rows that lacked them, so the file is always a valid CSV that
+    :class:`csv.DictReader` reads. Columns keep the order in which keys were first logged.
+
+    Args:
+        path: the CSV file.
+        append: continue an existing file (its header is read back), e.g. when resuming a run;
+            otherwise the file is truncated.
+    """
+
+    def __init__(self, path: str, append: bool = False) -> None:
+        self.path = path
+        self.keys: list[str] = []
+        if append and os.path.exists(path):
+            with open(path, newline="", encoding="utf-8") as f:
+                self.keys = next(csv.reader(f), [])
+        else:
+            with open(path, "w", encoding="utf-8"):
+                pass
+
+    def _rewrite_with_header(self, keys: list[str]) -> None:
+        with open(self.path, newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))[1:]
+        with atomic_open(self.path, "w") as f:
+            writer = csv.writer(f)
+            writer.writerow(keys)
+            for row in rows:
+                writer.writerow(row + [""] * (len(keys) - len(row)))
+
+    def write_kvs(self, kvs: dict[str, LogValue], step: int) -> None:
+        """Append one row, widening the header first if ``kvs`` has new keys."""
+        if not kvs:
+            return
+        new_keys = [key for key in kvs if key not in self.keys]
+        if new_keys:
+            had_rows = bool(self.keys)
+            self.keys = self.keys + new_keys
+            if had_rows:
+                self._rewrite_with_header(self.keys)
+            else:
+                with open(self.path, "w", newline="", encoding="utf-8") as f:
+                    csv.writer(f).writerow(self.keys)
+        with open(self.path, "a", newline="", encoding="utf-8") as f:
+            csv.writer(f).writerow([_csv_cell(kvs.get(key)) for key in self.keys])
+
+
+def _csv_cell(value: LogValue | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)  # shortest string that round-trips
+    return str(value)
+
+
+class TensorBoardOutputFormat(OutputFormat):
+    """TensorBoard event files written with ``tf.summary.create_file_writer``.
+
+    TensorFlow is imported here, when the writer is created, so the rest of the logger (and the
+    sampler processes that use it) stay TensorFlow-free. Strings and non-finite numbers are
+    skipped; every numeric value becomes a scalar summary at the dump's ``step``.
+
+    Args:
+        logdir: directory for the ``events.out.tfevents.*`` files.
+    """
+
+    def __init__(self, logdir: str) -> None:
+        import tensorflow as tf  # lazy: heavy, and only this writer needs it
+
+        self._tf = tf
+        self.logdir = logdir
+        self._writer = tf.summary.create_file_writer(logdir)
+
+    def write_kvs(self, kvs: dict[str, LogValue], step: int) -> None:
+        """Write every finite numeric value of ``kvs`` as a scalar at ``step``."""
+        with self._writer.as_default(step=int(step)):
+            for key, value in kvs.items():
+                if isinstance(value, str) or not math.isfinite(value):
+                    continue
+                self._tf.summary.scalar(key, float(value))
+        self._writer.flush()
+
+    def close(self) -> None:
+        """Flush and close the event file."""
+        self._writer.close()
+
+
+def to_log_value(key: str, value: Any) -> LogValue:
+    """Convert ``value`` (Python/numpy number, 0-d array, bool or str) to a :data:`LogValue`.
+
+    Raises:
+        ValueError: if ``value`` is not a scalar number or a string.
+    """
+    if isinstance(value, str):
+        return value
+    item = getattr(value, "item", None)  # numpy scalars, 0-d arrays, tf EagerTensor via .numpy()
+    if hasattr(value, "numpy") and not isinstance(value, numbers.Number):
+        value = value.numpy()
+        item = getattr(value, "item", None)
+    if item is not None and getattr(value, "shape", ()) in ((), (1,)):
+        value = item()
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise ValueError(f"logged value for key {key!r} must be a scalar number or str, got {value!r}")
