@@ -133,7 +133,9 @@ class MAMLAlgo(tf.Module):
             )
         if self.inner_type == "log_likelihood":
             return objectives.log_likelihood_objective(log_likelihood, batch.advantages, batch.mask)
-        return objectives.dice_objective(log_likelihood, batch.adjusted_rewards, batch.mask)
+        return objectives.dice_objective(
+            log_likelihood, self.old_log_likelihood(batch), batch.adjusted_rewards, batch.mask
+        )
 
     def _adapt_step(self, params: Params, batch: TensorBatch) -> Params:
         return adapt(

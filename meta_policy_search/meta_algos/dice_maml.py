@@ -58,7 +58,9 @@ class DICEMAML(VPGMAML):
         chain = self.adapted_params(batches[:-1])
         post = batches[-1]
         log_likelihood, _ = self.log_likelihood(chain[-1], post)
-        return tf.reduce_mean(objectives.dice_objective(log_likelihood, post.adjusted_rewards, post.mask))
+        return tf.reduce_mean(objectives.dice_objective(
+            log_likelihood, self.old_log_likelihood(post), post.adjusted_rewards, post.mask
+        ))
 
 
 class VPG_DICEMAML(DICEMAML):  # noqa: N801 - the original's public name

@@ -71,18 +71,30 @@ def log_likelihood_objective(
 
 
 def dice_objective(
-    log_likelihood: tf.Tensor, adjusted_rewards: tf.Tensor, mask: tf.Tensor
+    log_likelihood: tf.Tensor,
+    log_likelihood_old: tf.Tensor,
+    adjusted_rewards: tf.Tensor,
+    mask: tf.Tensor,
 ) -> tf.Tensor:
     """DiCE objective with a baseline, as a loss.
 
-    ``L_t = -mean_rollouts[ sum_h magic_box(sum_{h' <= h} log pi(a_h'|s_h')) * adj_h ]`` where
-    ``adj_h = gamma^h (r_h + gamma b_{h+1} - b_h)``
-    (:class:`~meta_policy_search.samplers.DiceSampleProcessor`). Its value is the discounted
-    return minus ``b_0``; all its derivatives are unbiased estimators of the return's
-    derivatives (Foerster et al. 2018).
+    ``L_t = -mean_rollouts[ sum_h w_h * adj_h ]`` with
+    ``w_h = exp(sum_{h' <= h} log pi(a_h'|s_h') - stop_gradient(sum_{h' <= h} log pi_old(a_h'|s_h')))``
+    and ``adj_h = gamma^h (r_h + gamma b_{h+1} - b_h)``
+    (:class:`~meta_policy_search.samplers.DiceSampleProcessor`).
+
+    ``pi_old`` is the policy that sampled the data. At ``pi = pi_old`` the weight ``w_h`` is
+    DiCE's magic box of the cumulative log-probability (value 1, and every derivative is the
+    DiCE estimator's; Foerster et al., ICML 2018), so its value is the discounted return minus
+    ``b_0`` and its derivatives of all orders are unbiased estimates of the return's. Anchoring
+    the box at ``pi_old`` rather than at ``stop_gradient(log pi)`` makes the objective an
+    ordinary (importance-weighted) function of the parameters, which is what lets finite
+    differences check its meta-gradients, and keeps it correct when the parameters move away
+    from the sampling policy.
 
     Args:
-        log_likelihood: ``[T, R, H]``.
+        log_likelihood: ``[T, R, H]`` log-probabilities under the differentiated policy.
+        log_likelihood_old: ``[T, R, H]`` log-probabilities under the sampling policy.
         adjusted_rewards: ``[T, R, H]``.
         mask: ``[T, R, H]``.
 
@@ -90,7 +102,9 @@ def dice_objective(
         ``[T]`` per-task losses.
     """
     cumulative = tf.cumsum(log_likelihood * mask, axis=-1)
-    per_rollout = tf.reduce_sum(magic_box(cumulative) * adjusted_rewards * mask, axis=-1)
+    cumulative_old = tf.stop_gradient(tf.cumsum(log_likelihood_old * mask, axis=-1))
+    weights = tf.exp(cumulative - cumulative_old)
+    per_rollout = tf.reduce_sum(weights * adjusted_rewards * mask, axis=-1)
     return -tf.reduce_mean(per_rollout, axis=-1)
 
 

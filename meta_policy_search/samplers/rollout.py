@@ -195,9 +195,10 @@ def collect_rollouts(
 
         for h in range(horizon):
             act_h, dist = policy.sample(obs_now.reshape(num_tasks, e, obs_dim), wave_noise[:, :, h])
-            act_h = act_h.reshape(n, act_dim)
+            # The envs get exactly the stored (float32) actions, so stored data replay exactly.
+            act_w[h] = act_h.reshape(n, act_dim)
+            act_h = act_w[h]
             obs_w[h] = obs_now
-            act_w[h] = act_h
             mean_w[h] = dist["mean"].reshape(n, act_dim)
             log_std_w[h] = dist["log_std"].reshape(n, act_dim)
             rew_h = rew_w[h]

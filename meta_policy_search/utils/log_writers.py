@@ -145,7 +145,11 @@ class TensorBoardOutputFormat(OutputFormat):
 
     TensorFlow is imported here, when the writer is created, so the rest of the logger (and the
     sampler processes that use it) stay TensorFlow-free. Strings and non-finite numbers are
-    skipped; every numeric value becomes a scalar summary at the dump's ``step``.
+    skipped; every numeric value becomes a float32 scalar summary at the dump's ``step``.
+
+    Values go through the core op ``tf.summary.write`` with the scalar plugin's metadata (what
+    ``tf.summary.scalar`` writes), because ``tf.summary.scalar`` itself needs the ``tensorboard``
+    package installed; the files are read by TensorBoard as ordinary scalar summaries.
 
     Args:
         logdir: directory for the ``events.out.tfevents.*`` files.
@@ -154,9 +158,16 @@ class TensorBoardOutputFormat(OutputFormat):
     def __init__(self, logdir: str) -> None:
         import tensorflow as tf  # lazy: heavy, and only this writer needs it
 
+        from tensorflow.core.framework import summary_pb2
+
         self._tf = tf
         self.logdir = logdir
         self._writer = tf.summary.create_file_writer(logdir)
+        # The scalars plugin's metadata: plugin name 'scalars', empty content (proto version 0).
+        self._metadata = summary_pb2.SummaryMetadata(
+            plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"),
+            data_class=summary_pb2.DATA_CLASS_SCALAR,
+        )
 
     def write_kvs(self, kvs: dict[str, LogValue], step: int) -> None:
         """Write every finite numeric value of ``kvs`` as a scalar at ``step``."""
@@ -164,7 +175,8 @@ class TensorBoardOutputFormat(OutputFormat):
             for key, value in kvs.items():
                 if isinstance(value, str) or not math.isfinite(value):
                     continue
-                self._tf.summary.scalar(key, float(value))
+                tensor = self._tf.constant(float(value), dtype=self._tf.float32)
+                self._tf.summary.write(key, tensor, metadata=self._metadata)
         self._writer.flush()
 
     def close(self) -> None:

@@ -9,6 +9,9 @@ gymnasium's while the physics, observations and reset noise stay gymnasium's.
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import mujoco
@@ -120,6 +123,28 @@ class MujocoMetaEnv(MetaEnv):
             getattr(self.data, name)[:] = physics[name]
         mujoco.mj_forward(self.model, self.data)
         mujoco.mj_rnePostConstraint(self.model, self.data)
+
+
+@contextlib.contextmanager
+def mujoco_warnings_to_python() -> Iterator[None]:
+    """Route MuJoCo's warnings to :func:`warnings.warn` while building a model.
+
+    MuJoCo's default handler appends every warning to ``MUJOCO_LOG.TXT`` in the working
+    directory; gymnasium's ``half_cheetah.xml`` triggers one (``settotalmass`` is deprecated) each
+    time it is compiled, i.e. in every worker. The deprecation is dropped (the model is
+    gymnasium's, not ours); any other warning becomes a Python ``RuntimeWarning``.
+    """
+
+    def handler(message: str) -> None:
+        if "settotalmass" not in message:
+            warnings.warn(f"MuJoCo: {message}", RuntimeWarning, stacklevel=2)
+
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(handler)
+    try:
+        yield
+    finally:
+        mujoco.set_mju_user_warning(previous)
 
 
 # ---------------------------------------------------------------------- reward helpers

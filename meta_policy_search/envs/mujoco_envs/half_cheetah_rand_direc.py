@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from gymnasium.envs.mujoco.half_cheetah_v5 import HalfCheetahEnv
 
-from meta_policy_search.envs.mujoco_envs._common import squared_norm
+from meta_policy_search.envs.mujoco_envs._common import mujoco_warnings_to_python, squared_norm
 from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_diagnostics
 from meta_policy_search.envs.mujoco_envs.tasks import DirectionTaskEnv
 from meta_policy_search.types import PathBatch
@@ -30,7 +30,8 @@ class HalfCheetahRandDirecEnv(DirectionTaskEnv, HalfCheetahEnv):
     """
 
     def __init__(self, render_mode: str | None = None) -> None:
-        HalfCheetahEnv.__init__(self, frame_skip=5, render_mode=render_mode)
+        with mujoco_warnings_to_python():
+            HalfCheetahEnv.__init__(self, frame_skip=5, render_mode=render_mode)
         self._finish_meta_init(1.0, render_mode)
 
     def _step_info(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from gymnasium.envs.mujoco.half_cheetah_v5 import HalfCheetahEnv
 
-from meta_policy_search.envs.mujoco_envs._common import squared_norm
+from meta_policy_search.envs.mujoco_envs._common import mujoco_warnings_to_python, squared_norm
 from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_error_diagnostics
 from meta_policy_search.envs.mujoco_envs.tasks import VelocityTaskEnv
 from meta_policy_search.types import PathBatch
@@ -32,7 +32,8 @@ class HalfCheetahRandVelEnv(VelocityTaskEnv, HalfCheetahEnv):
     velocity_range = (0.0, 3.0)
 
     def __init__(self, render_mode: str | None = None) -> None:
-        HalfCheetahEnv.__init__(self, frame_skip=5, render_mode=render_mode)
+        with mujoco_warnings_to_python():
+            HalfCheetahEnv.__init__(self, frame_skip=5, render_mode=render_mode)
         self._finish_meta_init(self._default_velocity(), render_mode)
 
     def _step_info(

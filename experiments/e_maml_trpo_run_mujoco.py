@@ -1,0 +1,27 @@
+"""E-MAML-TRPO (Stadie et al. 2018) on a MuJoCo meta-RL task.
+
+TRPO-MAML plus the exploration term that credits the pre-update sampling distribution with the
+post-update return. Usage::
+
+    python experiments/e_maml_trpo_run_mujoco.py --env HalfCheetahRandDirecEnv --seed 1
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from meta_policy_search.utils.experiment import TRPOMAMLConfig, run_experiment
+
+from trpo_maml_run_mujoco import make_algo
+
+
+@dataclasses.dataclass(frozen=True)
+class Config(TRPOMAMLConfig):
+    """E-MAML-TRPO on MuJoCo: TRPO-MAML's settings with the exploration term on."""
+
+    exploration: bool = True
+    """Add E-MAML's exploration term."""
+
+
+if __name__ == "__main__":
+    run_experiment(Config, "e_maml_trpo", make_algo)

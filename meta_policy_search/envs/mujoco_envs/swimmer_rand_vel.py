@@ -1,0 +1,49 @@
+"""Swimmer swimming at a target velocity (ProMP's ``SwimmerRandVelEnv``, sign fixed)."""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium.envs.mujoco.swimmer_v5 import SwimmerEnv
+
+from meta_policy_search.envs.mujoco_envs._common import squared_norm
+from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_error_diagnostics
+from meta_policy_search.envs.mujoco_envs.tasks import VelocityTaskEnv
+from meta_policy_search.types import PathBatch
+
+CTRL_COST_WEIGHT = 1e-4
+
+
+class SwimmerRandVelEnv(VelocityTaskEnv, SwimmerEnv):
+    """Swimmer rewarded for swimming at a target forward velocity ``v*``.
+
+    * Task: ``v*`` uniform in ``[0.1, 0.2)`` (default 0.15).
+    * Reward: ``-|v - v*| - 1e-4 * ||a||^2`` with ``v = dx / dt`` of the root,
+      ``frame_skip = 4``. Deliberate fix: the original *added* the velocity error
+      (``+|v - v*|``), rewarding the wrong thing.
+    * Termination: never.
+    * Observation: gymnasium v5's 8 dims (``qpos[2:]``, ``qvel``), as the original.
+    * Info: ``forward_vel``, ``reward_forward`` (``-|v - v*|``), ``reward_ctrl``.
+
+    Args:
+        render_mode: gymnasium render mode, or ``None``.
+    """
+
+    velocity_range = (0.1, 0.2)
+
+    def __init__(self, render_mode: str | None = None) -> None:
+        SwimmerEnv.__init__(self, frame_skip=4, render_mode=render_mode)
+        self._finish_meta_init(self._default_velocity(), render_mode)
+
+    def _step_info(
+        self, position_before: np.ndarray, position_after: np.ndarray, action: np.ndarray
+    ) -> dict[str, float]:
+        forward_vel = float(self.velocity(position_before, position_after)[0])
+        return {
+            "forward_vel": forward_vel,
+            "reward_forward": -abs(forward_vel - self.goal_velocity),
+            "reward_ctrl": -CTRL_COST_WEIGHT * squared_norm(action),
+        }
+
+    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
+        """Velocity statistics plus ``AvgVelError`` (see :mod:`.diagnostics`)."""
+        return velocity_error_diagnostics(paths, prefix)

@@ -1,0 +1,195 @@
+"""Run-script machinery: config parsing and precedence, params.json, seeds, the scripts' configs."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+import sys
+
+import pytest
+
+from meta_policy_search.utils import experiment
+from meta_policy_search.utils.experiment import (
+    ENV_SETTINGS,
+    MetaRLConfig,
+    ProMPConfig,
+    config_from_dict,
+    derive_seeds,
+    field_docs,
+    load_json,
+    parse_config,
+    resolve_config,
+    write_params,
+)
+
+EXPERIMENTS_DIR = os.path.join(os.path.dirname(__file__), os.pardir, "experiments")
+SCRIPTS = [
+    "promp_run_mujoco",
+    "promp_run_point_mass",
+    "trpo_maml_run_mujoco",
+    "e_maml_trpo_run_mujoco",
+    "vpg_maml_run_mujoco",
+    "e_maml_vpg_run_mujoco",
+    "dice_maml_run_mujoco",
+    "vpg_dice_run_mujoco",
+]
+
+
+def write_json(path, values) -> str:
+    with open(path, "w") as f:
+        json.dump(values, f)
+    return str(path)
+
+
+def test_defaults_are_the_paper_settings():
+    config = ProMPConfig()
+    assert (config.meta_batch_size, config.rollouts_per_meta_task) == (40, 20)
+    assert (config.discount, config.gae_lambda, config.normalize_adv) == (0.99, 1.0, True)
+    assert (config.hidden_sizes, config.init_std, config.inner_lr) == ((64, 64), 1.0, 0.1)
+    assert (config.learning_rate, config.num_ppo_steps, config.clip_eps) == (1e-3, 5, 0.3)
+    assert (config.init_inner_kl_penalty, config.target_inner_step) == (5e-4, 0.01)
+    assert (config.n_itr, config.normalization_scale, config.parallel) == (1001, 10.0, True)
+
+
+def test_precedence_defaults_then_config_file_then_cli(tmp_path):
+    config_file = write_json(tmp_path / "c.json", {"n_itr": 5, "inner_lr": 0.5, "seed": 3})
+    config, resume = parse_config(
+        ProMPConfig, ["--config_file", config_file, "--seed", "9", "--hidden_sizes", "32,16"]
+    )
+    assert not resume
+    assert config.n_itr == 5  # config file over default
+    assert config.inner_lr == 0.5
+    assert config.seed == 9  # CLI over config file
+    assert config.hidden_sizes == (32, 16)
+    assert config.clip_eps == ProMPConfig.clip_eps  # untouched default
+
+
+@pytest.mark.parametrize(
+    ("flag", "text", "expected"),
+    [
+        ("hidden_sizes", "[8, 8, 8]", (8, 8, 8)),
+        ("normalize_adv", "false", False),
+        ("parallel", "0", False),
+        ("n_parallel", "none", None),
+        ("n_parallel", "3", 3),
+        ("max_path_length", "50", 50),
+        ("init_std", "2", 2.0),
+        ("env", "AntRandGoalEnv", "AntRandGoalEnv"),
+        ("env_kwargs", '{"reward_type": "dense"}', {"reward_type": "dense"}),
+        ("log_formats", "csv,log", ("csv", "log")),
+    ],
+)
+def test_cli_values_are_typed(flag, text, expected):
+    config, _ = parse_config(ProMPConfig, [f"--{flag}", text])
+    value = getattr(config, flag)
+    assert value == expected and type(value) is type(expected)
+
+
+def test_unknown_config_file_key_raises_naming_it(tmp_path):
+    config_file = write_json(tmp_path / "c.json", {"n_itr": 5, "inner_learning_rate": 0.5})
+    with pytest.raises(ValueError, match="inner_learning_rate"):
+        parse_config(ProMPConfig, ["--config_file", config_file])
+
+
+def test_unknown_cli_flag_raises_naming_it():
+    with pytest.raises(ValueError, match="--step_size"):
+        parse_config(ProMPConfig, ["--step_size", "0.1"])  # a TRPO field, not ProMP's
+
+
+@pytest.mark.parametrize(
+    ("values", "match"),
+    [({"n_itr": "ten"}, "n_itr"), ({"n_itr": 2.5}, "n_itr"), ({"hidden_sizes": 64}, "hidden")],
+)
+def test_wrongly_typed_config_values_raise(values, match):
+    with pytest.raises(ValueError, match=match):
+        config_from_dict(ProMPConfig, values)
+
+
+def test_unparsable_cli_value_raises():
+    with pytest.raises(ValueError, match="--n_itr"):
+        parse_config(ProMPConfig, ["--n_itr", "many"])
+
+
+def test_resume_reads_params_json_then_applies_overrides(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    original = dataclasses.replace(ProMPConfig(), n_itr=3, seed=4, hidden_sizes=(8,))
+    write_params(original, str(run_dir), "promp")
+    stored = load_json(run_dir / "params.json")
+    assert stored["algo"] == "promp" and stored["hidden_sizes"] == [8]
+
+    config, resume = parse_config(ProMPConfig, ["--resume", "--dump_path", str(run_dir),
+                                                "--n_itr", "6"])
+    assert resume
+    assert config.seed == 4 and config.hidden_sizes == (8,)
+    assert config.n_itr == 6 and config.dump_path == str(run_dir)
+
+    with pytest.raises(ValueError, match="--dump_path"):
+        parse_config(ProMPConfig, ["--resume"])
+
+
+def test_params_json_round_trips(tmp_path):
+    config = resolve_config(ProMPConfig(env="AntRandGoalEnv", env_kwargs={"a": 1}), "promp")
+    write_params(config, str(tmp_path), "promp")
+    assert config_from_dict(ProMPConfig, load_json(tmp_path / "params.json")) == config
+
+
+def test_resolve_config_fills_horizon_and_dump_path():
+    config = resolve_config(MetaRLConfig(env="AntRandGoalEnv"), "promp")
+    assert config.max_path_length == ENV_SETTINGS["AntRandGoalEnv"]["max_path_length"] == 200
+    assert config.dump_path.startswith(os.path.join("data", "promp", "AntRandGoalEnv", "run_"))
+    explicit = resolve_config(MetaRLConfig(max_path_length=7, dump_path="x"), "promp")
+    assert (explicit.max_path_length, explicit.dump_path) == (7, "x")
+    unknown_env = resolve_config(MetaRLConfig(env="SomeNewEnv"), "promp")
+    assert unknown_env.max_path_length == experiment.DEFAULT_MAX_PATH_LENGTH
+
+
+def test_derive_seeds_is_deterministic_and_independent():
+    seeds = derive_seeds(1)
+    assert seeds == derive_seeds(1)
+    assert len(set(seeds.values())) == 4
+    assert seeds != derive_seeds(2)
+    assert all(0 <= s < 2**31 - 1 for s in seeds.values())
+    with pytest.raises(ValueError, match="seed"):
+        derive_seeds(-1)
+
+
+def test_field_docs_cover_every_field():
+    docs = field_docs(ProMPConfig)
+    assert docs["clip_eps"] == "Clip range of the outer surrogate."
+    assert docs["meta_batch_size"] == "Number of tasks per meta-iteration."
+    assert set(docs) == {f.name for f in dataclasses.fields(ProMPConfig)}
+
+
+@pytest.fixture(scope="module")
+def scripts():
+    sys.path.insert(0, EXPERIMENTS_DIR)
+    try:
+        yield {name: importlib.import_module(name) for name in SCRIPTS}
+    finally:
+        sys.path.remove(EXPERIMENTS_DIR)
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_script_configs_are_documented_frozen_dataclasses(scripts, name):
+    config_cls = scripts[name].Config
+    assert dataclasses.is_dataclass(config_cls)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config_cls().seed = 3
+    assert set(field_docs(config_cls)) == {f.name for f in dataclasses.fields(config_cls)}
+    assert callable(scripts[name].make_algo)
+    help_text = experiment.make_parser(config_cls).format_help()
+    assert "--config_file" in help_text and "--resume" in help_text and "--n_itr" in help_text
+
+
+def test_script_specific_defaults(scripts):
+    assert scripts["e_maml_trpo_run_mujoco"].Config().exploration is True
+    assert scripts["e_maml_vpg_run_mujoco"].Config().exploration is True
+    assert scripts["trpo_maml_run_mujoco"].Config().exploration is False
+    point = scripts["promp_run_point_mass"].Config()
+    assert point.env == "PointEnvRandGoal" and point.max_path_length == 100
+    lvc, _ = parse_config(scripts["vpg_maml_run_mujoco"].Config,
+                          ["--inner_type", "likelihood_ratio"])
+    assert lvc.inner_type == "likelihood_ratio"

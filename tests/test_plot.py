@@ -1,0 +1,106 @@
+"""experiments/plot.py on synthetic runs: reading, grouping by config, mean/std over seeds."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "experiments"))
+import plot  # noqa: E402
+
+sys.path.pop(0)
+
+
+def make_run(directory, rows, params=None):
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "progress.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    if params is not None:
+        with open(os.path.join(directory, "params.json"), "w") as f:
+            json.dump(params, f)
+
+
+def rows_for(returns0, returns1, steps_per_itr):
+    return [
+        {"Itr": i, "n_timesteps": (i + 1) * steps_per_itr,
+         "Step_0-AverageReturn": r0, "Step_1-AverageReturn": r1}
+        for i, (r0, r1) in enumerate(zip(returns0, returns1))
+    ]
+
+
+@pytest.fixture
+def runs_root(tmp_path):
+    base = {"algo": "promp", "env": "PointEnvRandGoal", "inner_lr": 0.1}
+    # Three seeds of one config (the third run is one iteration longer), one of another.
+    make_run(tmp_path / "a" / "s1", rows_for([1, 2, 3], [2, 4, 6], 100),
+             {**base, "seed": 1, "dump_path": "a/s1"})
+    make_run(tmp_path / "a" / "s2", rows_for([3, 4, 5], [4, 6, 8], 110),
+             {**base, "seed": 2, "dump_path": "a/s2"})
+    make_run(tmp_path / "a" / "nested" / "s3", rows_for([5, 6, 7, 8], [6, 8, 10, 12], 120),
+             {**base, "seed": 3, "dump_path": "a/s3"})
+    make_run(tmp_path / "b" / "s1", rows_for([0, 0, 0], [1, 1, 1], 100),
+             {**base, "inner_lr": 0.5, "seed": 1, "dump_path": "b/s1"})
+    return tmp_path
+
+
+def test_runs_are_grouped_by_params_without_seed(runs_root):
+    runs = plot.find_runs([str(runs_root)])
+    assert len(runs) == 4
+    groups = plot.group_runs(runs)
+    assert sorted(len(g) for g in groups.values()) == [1, 3]
+    assert set(groups) == {"promp PointEnvRandGoal inner_lr=0.1",
+                           "promp PointEnvRandGoal inner_lr=0.5"}
+
+
+def test_mean_and_std_over_seeds(runs_root):
+    groups = plot.group_runs(plot.find_runs([str(runs_root / "a")]))
+    (runs,) = groups.values()
+    x, mean, std = plot.aggregate(runs, "Step_0-AverageReturn", "n_timesteps")
+    # Truncated to the shortest run (3 iterations); seeds give [1,3,5], [2,4,6], [3,5,7].
+    np.testing.assert_allclose(mean, [3.0, 4.0, 5.0])
+    np.testing.assert_allclose(std, np.full(3, np.std([1.0, 3.0, 5.0])))
+    np.testing.assert_allclose(x, [110.0, 220.0, 330.0])  # mean of 100, 110, 120 per itr
+
+
+def test_duplicated_iterations_keep_the_last_row(tmp_path):
+    rows = rows_for([1, 2, 3], [0, 0, 0], 10)
+    rows.insert(2, {**rows[1], "Step_0-AverageReturn": -99})  # itr 1 logged again on resume
+    rows[1], rows[2] = rows[2], rows[1]
+    make_run(tmp_path / "r", rows)
+    columns = plot.read_progress(str(tmp_path / "r" / "progress.csv"))
+    np.testing.assert_array_equal(columns["Itr"], [0, 1, 2])
+    np.testing.assert_array_equal(columns["Step_0-AverageReturn"], [1, 2, 3])
+
+
+def test_runs_without_params_are_their_own_group(tmp_path):
+    make_run(tmp_path / "x", rows_for([1], [2], 5))
+    make_run(tmp_path / "y", rows_for([1], [2], 5))
+    assert len(plot.group_runs(plot.find_runs([str(tmp_path)]))) == 2
+
+
+def test_main_writes_png_with_default_keys(runs_root, capsys):
+    output = str(runs_root / "out" / "curves.png")
+    assert plot.main([str(runs_root), "--output", output]) == output
+    with open(output, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert os.path.abspath(output) in capsys.readouterr().out
+    assert plot.default_keys(plot.find_runs([str(runs_root)])) == [
+        "Step_0-AverageReturn", "Step_1-AverageReturn"]
+
+
+def test_errors_name_the_problem(tmp_path, runs_root):
+    with pytest.raises(ValueError, match="does not exist"):
+        plot.find_runs([str(tmp_path / "missing")])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="no non-empty progress.csv"):
+        plot.find_runs([str(tmp_path / "empty")])
+    with pytest.raises(ValueError, match="NoSuchKey"):
+        plot.main([str(runs_root), "--keys", "NoSuchKey", "--output",
+                   str(tmp_path / "z.png")])

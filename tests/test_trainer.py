@@ -1,0 +1,302 @@
+"""Trainer loop and atomic checkpoints, with small duck-typed fakes for the components."""
+
+from __future__ import annotations
+
+import csv
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from meta_policy_search.meta_trainer import Trainer
+from meta_policy_search.types import PathBatch, SampleBatch
+from meta_policy_search.utils import checkpoint as checkpoint_module
+from meta_policy_search.utils import logger
+from meta_policy_search.utils.checkpoint import (
+    latest_checkpoint,
+    restore_checkpoint,
+    save_checkpoint,
+)
+
+T, R, H = 2, 3, 4
+
+
+class FakeSampler:
+    """Returns rollouts whose mask has a known, call-dependent number of real steps."""
+
+    def __init__(self, calls: list, seed: int = 0) -> None:
+        self.calls = calls
+        self.rng = np.random.default_rng(seed)
+        self.num_obtained = 0
+        self.steps_per_call: list[int] = []
+
+    def update_tasks(self) -> None:
+        self.calls.append("update_tasks")
+
+    def obtain_samples(self, log: bool = False, log_prefix: str = "") -> PathBatch:
+        self.calls.append(f"sample:{log_prefix}")
+        self.num_obtained += 1
+        lengths = self.rng.integers(1, H + 1, size=(T, R))
+        mask = (np.arange(H)[None, None, :] < lengths[..., None]).astype(np.float32)
+        self.steps_per_call.append(int(mask.sum()))
+        rewards = mask * np.float32(self.num_obtained)
+        return PathBatch(
+            observations=np.zeros((T, R, H, 1), np.float32),
+            actions=np.zeros((T, R, H, 1), np.float32),
+            rewards=rewards,
+            mask=mask,
+        )
+
+    def get_state(self) -> dict:
+        return {"rng": self.rng.bit_generator.state, "num_obtained": self.num_obtained}
+
+    def set_state(self, state: dict) -> None:
+        self.rng.bit_generator.state = state["rng"]
+        self.num_obtained = state["num_obtained"]
+
+
+class FakeBaseline:
+    def __init__(self) -> None:
+        self.params = np.zeros(3)
+
+    def get_param_values(self) -> np.ndarray:
+        return self.params.copy()
+
+    def set_param_values(self, values: np.ndarray) -> None:
+        self.params = np.array(values)
+
+
+class FakeProcessor:
+    def __init__(self, calls: list) -> None:
+        self.calls = calls
+        self.baseline = FakeBaseline()
+
+    def process_samples(self, paths: PathBatch, log: bool = False, log_prefix: str = ""):
+        self.calls.append(f"process:{log_prefix}")
+        self.baseline.params = self.baseline.params + 1.0
+        if log:
+            logger.logkv(log_prefix + "AverageReturn", float(paths.rewards.sum(-1).mean()))
+        zeros = np.zeros_like(paths.rewards)
+        return SampleBatch.from_paths(paths, returns=zeros, baselines=zeros, advantages=zeros)
+
+
+class FakeAlgo:
+    """Counts outer steps in a tf.Variable, so checkpoints carry TF state."""
+
+    def __init__(self, calls: list) -> None:
+        self.calls = calls
+        self.step = tf.Variable(0.0)
+        self.inner_lr = tf.Variable([0.1, 0.2])
+
+    def _adapt(self, samples: SampleBatch) -> None:
+        assert isinstance(samples, SampleBatch)
+        self.calls.append("adapt")
+
+    def optimize_policy(self, all_samples_data: list, log: bool = True) -> dict:
+        self.calls.append(f"optimize:{len(all_samples_data)}")
+        self.step.assign_add(1.0)
+        self.inner_lr.assign(self.inner_lr * 2.0)
+        return {"LossAfter": float(self.step.numpy()), "MeanKL": 0.5}
+
+    def checkpoint_state(self) -> dict:
+        return {"algo_step": self.step, "inner_lr": self.inner_lr}
+
+
+class FakePolicy:
+    def __init__(self, calls: list) -> None:
+        self.calls = calls
+        self.params = {"W0": tf.Variable(np.ones((1, 2), np.float32))}
+
+    def switch_to_pre_update(self) -> None:
+        self.calls.append("switch_to_pre_update")
+
+    def get_params(self) -> dict:
+        return self.params
+
+
+class FakeEnv:
+    def __init__(self, seed: int = 0) -> None:
+        self._task_rng = np.random.default_rng(seed)
+
+    @property
+    def unwrapped(self):
+        return self
+
+    @property
+    def task_rng(self) -> np.random.Generator:
+        return self._task_rng
+
+    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict:
+        return {prefix + "AvgDiag": float(paths.mask.mean())}
+
+
+def make_trainer(tmp_path, n_itr, num_inner_grad_steps=1, checkpoint=True, seed=0, **kw):
+    calls: list = []
+    trainer = Trainer(
+        algo=FakeAlgo(calls),
+        env=FakeEnv(seed),
+        sampler=FakeSampler(calls, seed),
+        sample_processor=FakeProcessor(calls),
+        policy=FakePolicy(calls),
+        n_itr=n_itr,
+        num_inner_grad_steps=num_inner_grad_steps,
+        checkpoint_dir=str(tmp_path / "checkpoints") if checkpoint else None,
+        **kw,
+    )
+    return trainer, calls
+
+
+def read_csv(path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture
+def log_dir(tmp_path):
+    logger.configure(dir=str(tmp_path), format_strs=["csv"])
+    yield tmp_path
+    logger.reset()
+
+
+def test_call_order_follows_the_meta_iteration(log_dir):
+    trainer, calls = make_trainer(log_dir, n_itr=1, num_inner_grad_steps=2, checkpoint=False)
+    trainer.train()
+    assert calls == [
+        "update_tasks",
+        "switch_to_pre_update",
+        "sample:Step_0-",
+        "process:Step_0-",
+        "adapt",
+        "sample:Step_1-",
+        "process:Step_1-",
+        "adapt",
+        "sample:Step_2-",
+        "process:Step_2-",
+        "optimize:3",
+    ]
+
+
+def test_progress_csv_keys_and_cumulative_timesteps(log_dir, capsys):
+    trainer, _ = make_trainer(log_dir, n_itr=3, num_inner_grad_steps=1, checkpoint=False)
+    trainer.train()
+    rows = read_csv(log_dir / "progress.csv")
+    assert [int(r["Itr"]) for r in rows] == [0, 1, 2]
+    expected_keys = {
+        "Itr", "n_timesteps", "Time", "ItrTime", "Time-Sampling", "Time-SampleProc",
+        "Time-InnerStep", "Time-TotalInner", "Time-OuterStep", "LossAfter", "MeanKL",
+        "Step_0-AverageReturn", "Step_1-AverageReturn", "Step_0-AvgDiag", "Step_1-AvgDiag",
+    }
+    assert expected_keys <= set(rows[0])
+    # Two sampling calls per iteration; n_timesteps counts the real (unmasked) steps of both.
+    steps = trainer.sampler.steps_per_call
+    cumulative = np.cumsum(np.add.reduceat(steps, [0, 2, 4]))
+    assert [int(r["n_timesteps"]) for r in rows] == cumulative.tolist()
+    assert [float(r["LossAfter"]) for r in rows] == [1.0, 2.0, 3.0]
+    # Step_1 return: rewards equal the call number (2 in itr 0) on each real step.
+    mask_steps_call2 = steps[1]
+    assert float(rows[0]["Step_1-AverageReturn"]) == pytest.approx(2.0 * mask_steps_call2 / (T * R))
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("itr ")]
+    assert len(lines) == 3 and "ETA" in lines[-1] and lines[-1].startswith("itr 3/3")
+
+
+def test_checkpoint_every_iteration_and_resume(log_dir):
+    ckpt_dir = str(log_dir / "checkpoints")
+    trainer, _ = make_trainer(log_dir, n_itr=3)
+    saved_itrs = []
+    trainer.callbacks = (
+        lambda tr, itr, stats: saved_itrs.append(restore_checkpoint(ckpt_dir)["itr"]),
+    )
+    trainer.train()
+    assert saved_itrs == [0, 1, 2]
+    n_timesteps_after_3 = trainer.n_timesteps
+
+    # An uninterrupted 5-iteration run, for comparison (logged elsewhere).
+    logger.configure(dir=str(log_dir / "ref"), format_strs=["csv"])
+    reference, _ = make_trainer(log_dir / "ref", n_itr=5, checkpoint=False)
+    reference.train()
+    logger.configure(dir=str(log_dir), format_strs=["csv"], append=True)
+
+    # Rebuild fresh components and continue to 5 iterations.
+    resumed, calls = make_trainer(log_dir, n_itr=5)
+    assert resumed.restore() == 3
+    assert resumed.start_itr == 3
+    assert resumed.algo.step.numpy() == 3.0
+    np.testing.assert_allclose(resumed.algo.inner_lr.numpy(), [0.8, 1.6])
+    np.testing.assert_array_equal(resumed.sample_processor.baseline.params, np.full(3, 6.0))
+    assert resumed.n_timesteps == n_timesteps_after_3
+    assert resumed.sampler.num_obtained == 6
+    resumed.train()
+    assert calls.count("update_tasks") == 2
+    assert resumed.algo.step.numpy() == 5.0
+    # Same RNG streams restored: the resumed run sampled exactly what the reference did.
+    assert resumed.n_timesteps == reference.n_timesteps
+    assert resumed.sampler.steps_per_call == reference.sampler.steps_per_call[6:]
+    assert restore_checkpoint(ckpt_dir)["itr"] == 4
+    itrs = [int(r["Itr"]) for r in read_csv(log_dir / "progress.csv")]
+    assert itrs == [0, 1, 2, 3, 4]
+
+
+def test_callback_can_stop_training(log_dir):
+    trainer, calls = make_trainer(log_dir, n_itr=10, checkpoint=False)
+    trainer.callbacks = (lambda tr, itr, stats: itr < 1,)
+    trainer.train()
+    assert calls.count("update_tasks") == 2
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"n_itr": -1}, {"n_itr": 2, "start_itr": -3}, {"n_itr": 2, "num_inner_grad_steps": 1.5}]
+)
+def test_trainer_rejects_bad_counts(kwargs):
+    with pytest.raises(ValueError, match="non-negative integer"):
+        Trainer(algo=None, env=None, sampler=None, sample_processor=None, policy=None, **kwargs)
+
+
+def _trackables(value: float):
+    return {"v": tf.Variable(value), "nested": {"w": tf.Variable([value, 2 * value])}}
+
+
+def test_checkpoint_round_trip(tmp_path):
+    save_checkpoint(str(tmp_path), 7, _trackables(3.0), {"rng": {"a": np.arange(3)}})
+    fresh = _trackables(0.0)
+    state = restore_checkpoint(str(tmp_path), fresh)
+    assert state["itr"] == 7
+    np.testing.assert_array_equal(state["rng"]["a"], np.arange(3))
+    assert fresh["v"].numpy() == 3.0
+    np.testing.assert_array_equal(fresh["nested"]["w"].numpy(), [3.0, 6.0])
+
+
+def test_failed_save_leaves_previous_checkpoint_intact(tmp_path, monkeypatch):
+    directory = str(tmp_path)
+    save_checkpoint(directory, 1, _trackables(1.0), {"tag": "first"})
+    save_checkpoint(directory, 2, _trackables(2.0), {"tag": "second"})
+
+    # Crash while writing the side file of the new checkpoint.
+    def exploding_dump(*args, **kwargs):
+        raise OSError("disk full (simulated)")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(checkpoint_module.pickle, "dump", exploding_dump)
+        with pytest.raises(OSError, match="simulated"):
+            save_checkpoint(directory, 3, _trackables(3.0), {"tag": "third"})
+    # Crash after the new directory is in place but before the pointer moves.
+    with monkeypatch.context() as patch:
+        patch.setattr(checkpoint_module, "atomic_write_bytes", exploding_dump)
+        with pytest.raises(OSError, match="simulated"):
+            save_checkpoint(directory, 3, _trackables(3.0), {"tag": "third"})
+
+    fresh = _trackables(0.0)
+    state = restore_checkpoint(directory, fresh)
+    assert state["tag"] == "second" and state["itr"] == 2
+    assert fresh["v"].numpy() == 2.0
+    assert os.path.basename(latest_checkpoint(directory)) == "itr_000002"
+
+    # The next save succeeds and cleans up what the crashes left behind.
+    save_checkpoint(directory, 3, _trackables(3.0), {"tag": "third"})
+    assert restore_checkpoint(directory)["tag"] == "third"
+    assert sorted(os.listdir(directory)) == ["itr_000003", "latest"]
+
+
+def test_restore_without_checkpoint_raises(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no complete checkpoint"):
+        restore_checkpoint(str(tmp_path))
