@@ -1,4 +1,4 @@
-"""Point envs: dynamics and rewards against hand computations, tasks, seeding, pickling, registry."""
+"""Point envs: dynamics and rewards vs hand computations, tasks, seeding, pickling, registry."""
 
 import math
 import pickle
@@ -118,7 +118,7 @@ def test_corner_dense_rewards(reward_type):
 
 
 def test_corner_sparse_rollout_telescopes():
-    """Moving diagonally to (2, 2): total sparse reward = distance at leaving the ball - at the end."""
+    """Moving diagonally to (2, 2): each sparse reward is the hand-computed progress."""
     env = MetaPointEnvCorner(sparse_reward_radius=0.5)
     env.set_task(np.array([2.0, 2.0]))
     start, _ = env.reset(seed=3)

@@ -131,5 +131,5 @@ class Adam(tf.Module):
             grad = tf.convert_to_tensor(grad, dtype=dtype)
             m = self._m[i].assign(self.beta1 * self._m[i] + (1.0 - self.beta1) * grad)
             v = self._v[i].assign(self.beta2 * self._v[i] + (1.0 - self.beta2) * tf.square(grad))
-            var.assign_sub(self.learning_rate * (m / bias1) / (tf.sqrt(v) / tf.sqrt(bias2) + 1e-6))
+            var.assign_sub(self.learning_rate * (m / bias1) / (tf.sqrt(v / bias2) + self.epsilon))
         return step

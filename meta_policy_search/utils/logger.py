@@ -97,7 +97,9 @@ class Logger:
         if unknown:
             raise ValueError(f"unknown output formats {unknown}; expected some of {FORMAT_STRS}")
         if snapshot_mode not in SNAPSHOT_MODES:
-            raise ValueError(f"snapshot_mode must be one of {SNAPSHOT_MODES}, got {snapshot_mode!r}")
+            raise ValueError(
+                f"snapshot_mode must be one of {SNAPSHOT_MODES}, got {snapshot_mode!r}"
+            )
         if isinstance(snapshot_gap, bool) or not isinstance(snapshot_gap, int) or snapshot_gap < 1:
             raise ValueError(f"snapshot_gap must be a positive int, got {snapshot_gap!r}")
         self.dir = None if dir is None else os.fspath(dir)

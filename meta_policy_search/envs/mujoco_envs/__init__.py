@@ -2,7 +2,8 @@
 
 Every class is a :class:`~meta_policy_search.envs.base.MetaEnv`: construct it directly (no
 ``gym.make``, so there is no time limit), seed its task distribution with ``seed_tasks``, and
-reset it with ``reset(seed=...)``. See ``docs/envs.md`` for the reference semantics.
+reset it with ``reset(seed=...)``. Each class docstring gives its task distribution, reward,
+termination and where it differs from the paper's mujoco-py version.
 """
 
 from meta_policy_search.envs.mujoco_envs.ant_rand_direc import AntRandDirecEnv

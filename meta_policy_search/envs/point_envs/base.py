@@ -16,7 +16,7 @@ import gymnasium as gym
 import numpy as np
 
 from meta_policy_search.envs.base import MetaEnv, check_positive_int
-from meta_policy_search.types import PathBatch, Task
+from meta_policy_search.types import PathBatch
 
 CORNERS = np.array([[-2.0, -2.0], [2.0, -2.0], [-2.0, 2.0], [2.0, 2.0]])
 """``[4, 2]`` the corner goals of the corner, momentum and walls tasks."""
@@ -95,19 +95,17 @@ def distance(a: np.ndarray, b: np.ndarray) -> float:
 class PointEnvBase(MetaEnv):
     """Common base of the point envs: spaces, action checks, episode state and diagnostics.
 
-    Subclasses set :attr:`action_bound`, :attr:`obs_dim`, implement :meth:`sample_tasks`,
-    :meth:`set_task`, :meth:`get_task`, :meth:`reset` and :meth:`step`.
-
-    Attributes:
-        action_bound: actions are clipped to ``[-action_bound, action_bound]`` per coordinate;
-            this is also the action :class:`~gymnasium.spaces.Box`, so
-            :func:`~meta_policy_search.envs.normalize` maps the policy's box onto it.
-        obs_dim: size of the observation vector.
+    Subclasses set the class attributes ``action_bound`` and ``obs_dim`` and implement
+    :meth:`sample_tasks`, :meth:`set_task`, :meth:`get_task`, :meth:`reset` and :meth:`step`.
     """
 
     metadata = {"render_modes": []}
     action_bound: float = 0.1
+    """Actions are clipped to ``[-action_bound, action_bound]`` per coordinate; this is also the
+    action :class:`~gymnasium.spaces.Box`, so :func:`~meta_policy_search.envs.normalize` maps the
+    policy's box onto it."""
     obs_dim: int = 2
+    """Size of the observation vector."""
 
     def __init__(self) -> None:
         super().__init__()

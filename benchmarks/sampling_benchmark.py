@@ -1,0 +1,242 @@
+"""Sampling throughput: env steps per second of one sampling phase, next to raw MuJoCo.
+
+Measures, in one run on one machine:
+
+* ``iterative``: :class:`MetaIterativeEnvExecutor`, all envs in this process;
+* ``parallel``: :class:`MetaParallelEnvExecutor` with ``--n_parallel`` workers;
+* ``raw_mj_step``: ``mujoco.mj_step(model, data, nstep=frame_skip)`` in a Python loop on the same
+  model, i.e. the physics of one env step with no gymnasium, reward or policy work: the ceiling
+  for a single core.
+
+The default configuration is the paper's half-cheetah meta-batch: ``HalfCheetahRandDirecEnv``
+wrapped in ``normalize``, 40 tasks x 20 rollouts x H = 100 (80,000 env steps per phase) with a
+(64, 64) tanh policy. ``--quick`` runs a small smoke configuration.
+
+Writes ``benchmarks/results/sampling.json`` and ``sampling.md`` (``--quick`` writes
+``sampling_quick.*``). Usage::
+
+    python benchmarks/sampling_benchmark.py [--quick] [--n_parallel 2] [--repeats 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from meta_policy_search.envs import normalize  # noqa: E402
+from meta_policy_search.envs.mujoco_envs import HalfCheetahRandDirecEnv  # noqa: E402
+from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP  # noqa: E402
+from meta_policy_search.samplers import (  # noqa: E402
+    MetaIterativeEnvExecutor,
+    MetaParallelEnvExecutor,
+)
+
+
+def make_policy(num_tasks: int, obs_dim: int, act_dim: int, hidden: tuple[int, ...], seed: int):
+    """A random float32 Gaussian MLP per task (the TF policy exports float32 parameters)."""
+    rng = np.random.default_rng(seed)
+    sizes = (obs_dim, *hidden, act_dim)
+    params = {}
+    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        scale = 1.0 / np.sqrt(n_in)
+        params[f"W{i}"] = (rng.normal(size=(num_tasks, n_in, n_out)) * scale).astype(np.float32)
+        params[f"b{i}"] = np.zeros((num_tasks, n_out), np.float32)
+    params["log_std"] = np.zeros((num_tasks, act_dim), np.float32)
+    return NumpyGaussianMLP(params)
+
+
+def time_executor(executor, tasks, policy, num_rollouts: int, repeats: int) -> dict:
+    """Wall time of ``repeats`` sampling phases (after setting the tasks once)."""
+    executor.set_tasks(tasks)
+    times, steps = [], 0
+    for phase in range(repeats):
+        start = time.perf_counter()
+        paths = executor.collect(policy, num_rollouts, phase)
+        times.append(time.perf_counter() - start)
+        steps = paths.num_env_steps
+    best = min(times)
+    return {
+        "env_steps_per_phase": steps,
+        "phase_seconds": times,
+        "best_phase_seconds": best,
+        "env_steps_per_s": steps / best,
+    }
+
+
+def time_raw_mujoco(env, num_env_steps: int, seed: int) -> dict:
+    """``mj_step`` throughput on the env's own model, in env-step equivalents."""
+    import mujoco
+
+    inner = env.unwrapped
+    model, frame_skip = inner.model, inner.frame_skip
+    data = mujoco.MjData(model)
+    rng = np.random.default_rng(seed)
+    controls = rng.uniform(-1, 1, size=(1000, model.nu))
+    start = time.perf_counter()
+    for i in range(num_env_steps):
+        if i % 1000 == 0:
+            mujoco.mj_resetData(model, data)
+        data.ctrl[:] = controls[i % 1000]
+        mujoco.mj_step(model, data, nstep=frame_skip)
+    elapsed = time.perf_counter() - start
+    return {
+        "frame_skip": int(frame_skip),
+        "env_steps": num_env_steps,
+        "seconds": elapsed,
+        "env_steps_per_s": num_env_steps / elapsed,
+        "mj_steps_per_s": num_env_steps * frame_skip / elapsed,
+    }
+
+
+def time_policy(policy, num_envs_per_task: int, obs_dim: int, act_dim: int, calls: int) -> dict:
+    """Cost of the one batched policy evaluation per time step."""
+    rng = np.random.default_rng(0)
+    obs = rng.normal(size=(policy.num_tasks, num_envs_per_task, obs_dim))
+    noise = rng.normal(size=(policy.num_tasks, num_envs_per_task, act_dim))
+    policy.sample(obs, noise)
+    start = time.perf_counter()
+    for _ in range(calls):
+        policy.sample(obs, noise)
+    return {"ms_per_call": 1e3 * (time.perf_counter() - start) / calls,
+            "batch": [policy.num_tasks, num_envs_per_task, obs_dim]}
+
+
+def machine_info() -> dict:
+    cpu = platform.processor()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    return {
+        "cpu_model": cpu,
+        "cpu_count": os.cpu_count(),
+        "usable_cores": usable,
+        "load_average_1_5_15": list(os.getloadavg()),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "mujoco": metadata.version("mujoco"),
+        "gymnasium": metadata.version("gymnasium"),
+        "platform": platform.platform(),
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+    }
+
+
+def write_markdown(path: Path, result: dict) -> None:
+    cfg, m = result["config"], result["machine"]
+    it, par, raw = result["iterative"], result["parallel"], result["raw_mj_step"]
+    lines = [
+        "# Sampling benchmark",
+        "",
+        f"One sampling phase of `normalize(HalfCheetahRandDirecEnv())`: {cfg['meta_batch_size']} "
+        f"tasks x {cfg['rollouts_per_meta_task']} rollouts x H={cfg['max_path_length']} "
+        f"({it['env_steps_per_phase']} env steps), policy {tuple(cfg['hidden_sizes'])} tanh, "
+        f"best of {cfg['repeats']} phases.",
+        "",
+        "| executor | env steps/s | phase time (s) | vs. raw mj_step (1 core) |",
+        "|---|---:|---:|---:|",
+        f"| iterative (1 process) | {it['env_steps_per_s']:,.0f} | {it['best_phase_seconds']:.2f} "
+        f"| {it['env_steps_per_s'] / raw['env_steps_per_s']:.2f} |",
+        f"| parallel ({cfg['n_parallel']} workers) | {par['env_steps_per_s']:,.0f} | "
+        f"{par['best_phase_seconds']:.2f} | {par['env_steps_per_s'] / raw['env_steps_per_s']:.2f} |",
+        f"| raw `mj_step(nstep={raw['frame_skip']})` loop | {raw['env_steps_per_s']:,.0f} | | 1.00 |",
+        "",
+        f"Parallel speed-up over iterative: {result['parallel_speedup']:.2f}x. "
+        f"Policy evaluation: {result['policy']['ms_per_call']:.3f} ms per time step for "
+        f"{result['policy']['batch']} observations. Parallel executor start-up (spawn + env "
+        f"copies): {par['startup_seconds']:.2f} s; iterative env copies: "
+        f"{it['startup_seconds']:.2f} s.",
+        "",
+        f"Machine: {m['cpu_model']}, {m['usable_cores']} usable cores (load average before the "
+        f"run {m['load_average_1_5_15'][0]:.2f}); Python {m['python']}, numpy {m['numpy']}, "
+        f"mujoco {m['mujoco']}, gymnasium {m['gymnasium']}; {m['date']}.",
+        "",
+    ]
+    path.write_text("\n".join(lines))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small smoke configuration")
+    parser.add_argument("--n_parallel", type=int, default=2, help="parallel executor workers")
+    parser.add_argument("--repeats", type=int, default=2, help="sampling phases per executor")
+    parser.add_argument("--output_dir", type=Path, default=REPO / "benchmarks" / "results")
+    args = parser.parse_args()
+
+    if args.quick:
+        meta_batch_size, rollouts, horizon = 4, 5, 50
+    else:
+        meta_batch_size, rollouts, horizon = 40, 20, 100
+    hidden = (64, 64)
+    config = {
+        "env": "normalize(HalfCheetahRandDirecEnv())",
+        "meta_batch_size": meta_batch_size,
+        "rollouts_per_meta_task": rollouts,
+        "envs_per_task": rollouts,
+        "max_path_length": horizon,
+        "hidden_sizes": list(hidden),
+        "n_parallel": args.n_parallel,
+        "repeats": args.repeats,
+        "quick": args.quick,
+    }
+    machine = machine_info()
+    env = normalize(HalfCheetahRandDirecEnv())
+    env.seed_tasks(0)
+    tasks = env.sample_tasks(meta_batch_size)
+    obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
+    policy = make_policy(meta_batch_size, obs_dim, act_dim, hidden, seed=0)
+
+    raw = time_raw_mujoco(env, 20_000 if not args.quick else 5_000, seed=0)
+    print(f"raw mj_step: {raw['env_steps_per_s']:,.0f} env steps/s", flush=True)
+    policy_time = time_policy(policy, rollouts, obs_dim, act_dim, calls=200)
+
+    start = time.perf_counter()
+    with MetaIterativeEnvExecutor(env, meta_batch_size, rollouts, horizon, seed=0) as executor:
+        startup = time.perf_counter() - start
+        iterative = time_executor(executor, tasks, policy, rollouts, args.repeats)
+    iterative["startup_seconds"] = startup
+    print(f"iterative: {iterative['env_steps_per_s']:,.0f} env steps/s", flush=True)
+
+    start = time.perf_counter()
+    with MetaParallelEnvExecutor(
+        env, meta_batch_size, rollouts, horizon, seed=0, n_parallel=args.n_parallel
+    ) as executor:
+        startup = time.perf_counter() - start
+        parallel = time_executor(executor, tasks, policy, rollouts, args.repeats)
+    parallel["startup_seconds"] = startup
+    print(f"parallel:  {parallel['env_steps_per_s']:,.0f} env steps/s", flush=True)
+
+    result = {
+        "config": config,
+        "machine": machine,
+        "raw_mj_step": raw,
+        "policy": policy_time,
+        "iterative": iterative,
+        "parallel": parallel,
+        "parallel_speedup": parallel["env_steps_per_s"] / iterative["env_steps_per_s"],
+    }
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    stem = "sampling_quick" if args.quick else "sampling"
+    (args.output_dir / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
+    write_markdown(args.output_dir / f"{stem}.md", result)
+    print(f"wrote {args.output_dir / stem}.json and .md")
+
+
+if __name__ == "__main__":
+    main()
