@@ -1,12 +1,16 @@
 """Install meta_policy_search with every sub-package (the original's setup.py missed some)."""
 
+from pathlib import Path
+
 from setuptools import find_packages, setup
+
+README = Path(__file__).with_name("README.md")
 
 setup(
     name="meta_policy_search",
     version="0.1.0",
     description="Gradient-based meta-reinforcement learning: ProMP, MAML, E-MAML and DiCE in TF2",
-    long_description=open("README.md", encoding="utf-8").read(),
+    long_description=README.read_text(encoding="utf-8") if README.exists() else "",
     long_description_content_type="text/markdown",
     python_requires=">=3.11",
     packages=find_packages(include=["meta_policy_search", "meta_policy_search.*"]),

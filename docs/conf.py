@@ -29,12 +29,17 @@ autodoc_default_options = {
     "members": True,
     "show-inheritance": True,
     "member-order": "bysource",
+    # Document each object once, on the page of the module defining it: a package's
+    # ``__all__`` re-exports would otherwise be described twice (a -W error).
+    "ignore-module-all": True,
 }
 autodoc_typehints = "description"
 autodoc_class_signature = "separated"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 napoleon_use_rtype = False
+# "Attributes:" sections as :ivar: fields, so dataclass/NamedTuple fields are not described twice.
+napoleon_use_ivar = True
 
 exclude_patterns = ["_build", "architecture.md", "Thumbs.db", ".DS_Store"]
 root_doc = "index"

@@ -88,7 +88,6 @@ def test_task_interface_passes_through():
     assert env.log_diagnostics(paths, "Step_0-") == {"Step_0-Seen": 2.0}
 
 
-@pytest.mark.xfail(strict=True, reason="NormalizedEnv.task_rng is the wrapper's own generator")
 def test_task_rng_is_the_wrapped_envs():
     inner = PointEnvRandGoal()
     env = normalize(inner)

@@ -67,8 +67,10 @@ def _meta_problem(dtype=tf.float64):
     w = tf.Variable(rng.normal(size=(3, 2)) * 0.5, dtype=dtype)
     b = tf.Variable(rng.normal(size=2) * 0.5, dtype=dtype)
     variables = [w, b]
-    inputs = {"x": tf.constant(rng.normal(size=(4, 5, 3)), dtype), "y": tf.constant(
-        rng.normal(size=(4, 5, 2)), dtype)}
+    inputs = {
+        "x": tf.constant(rng.normal(size=(4, 5, 3)), dtype),
+        "y": tf.constant(rng.normal(size=(4, 5, 2)), dtype),
+    }
 
     def forward(params, x):
         return tf.tanh(tf.einsum("tni,ij->tnj", x, params[0]) + params[1])
@@ -178,7 +180,9 @@ def test_line_search_backtracks_until_constraint_holds():
     opt = ConjugateGradientOptimizer(cg_iters=10, reg_coeff=0.0, backtrack_ratio=ratio)
     opt.build([var], loss_fn, constraint_fn, max_constraint_value=delta)
     stats = opt.optimize(inputs)
-    expected_n = next(n for n in range(15) if ratio ** (2 * n) + 4 * k * delta * ratio ** (4 * n) <= 1)
+    expected_n = next(
+        n for n in range(15) if ratio ** (2 * n) + 4 * k * delta * ratio ** (4 * n) <= 1
+    )
     assert expected_n == 3
     assert stats["NumBacktracks"] == expected_n
     assert stats["MeanKL"] <= delta
@@ -241,6 +245,45 @@ def test_line_search_rejects_nan(where):
     assert stats["NumBacktracks"] == 1
     assert all(math.isfinite(v) for v in stats.values())
     assert stats["MeanKL"] == pytest.approx(delta * 0.64)
+
+
+def test_accept_violation_never_keeps_nan_step():
+    delta = 0.05
+    holder = {}
+
+    def constraint_fn(inp):
+        d = holder["var"] - holder["theta0"]
+        return tf.where(tf.reduce_sum(d**2) > delta, tf.constant(np.nan, d.dtype),
+                        0.5 * tf.reduce_sum(d**2))
+
+    var, inputs, loss_fn, _, (_, _, theta0) = _quadratic_problem(constraint_fn=constraint_fn)
+    holder.update(var=var, theta0=tf.constant(theta0))
+    opt = ConjugateGradientOptimizer(reg_coeff=0.0, accept_violation=True, max_backtracks=2)
+    opt.build([var], loss_fn, constraint_fn, max_constraint_value=delta)
+    stats = opt.optimize(inputs)  # |d|^2 = 2 delta r^2 > delta for r = 1 and 0.8: both NaN
+    assert stats["NumBacktracks"] == 2
+    np.testing.assert_array_equal(var.numpy(), theta0)
+
+
+def test_cg_optimizer_traces_once():
+    traces = {"loss": 0, "constraint": 0}
+    var, inputs, base_loss, base_constraint, _ = _quadratic_problem()
+
+    def loss_fn(inp):
+        traces["loss"] += 1
+        return base_loss(inp)
+
+    def constraint_fn(inp):
+        traces["constraint"] += 1
+        return base_constraint(inp)
+
+    opt = ConjugateGradientOptimizer()
+    opt.build([var], loss_fn, constraint_fn, max_constraint_value=1e-3)
+    opt.optimize(inputs)
+    after_first = dict(traces)
+    for _ in range(2):
+        opt.optimize((inputs[0].numpy(),))  # numpy inputs of the same shape reuse the traces
+    assert traces == after_first
 
 
 def test_cg_optimizer_float32_and_validation():

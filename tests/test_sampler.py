@@ -202,6 +202,10 @@ def test_worker_exception_is_reraised_with_worker_traceback():
         ex.collect(make_policy(4), 1, 0)
     assert isinstance(info.value.__cause__, RemoteTraceback)
     assert "in step" in str(info.value.__cause__)
+    ex.set_tasks([2, 6, 6, 8])  # the other workers' replies were consumed: still in sync
+    assert_paths_equal(ex.collect(make_policy(4), 1, 0),
+                       collect_iterative([2, 6, 6, 8], num_rollouts=1, envs_per_task=1))
+    ex.close()
     with pytest.raises(RuntimeError, match="closed"):
         ex.collect(make_policy(4), 1, 0)
 

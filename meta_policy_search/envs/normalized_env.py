@@ -44,6 +44,10 @@ class NormalizedEnv(gym.Wrapper, MetaEnv):
         return self.env.step(self.action(action))
 
     # The task interface goes straight through to the wrapped env.
+    @property
+    def task_rng(self):  # noqa: D102
+        return self.env.unwrapped.task_rng
+
     def seed_tasks(self, seed: int | None) -> None:  # noqa: D102
         self.env.unwrapped.seed_tasks(seed)
 

@@ -72,7 +72,7 @@ def conjugate_gradient(
         x = x + alpha * p
         r = r - alpha * z
         new_rdotr = tf.tensordot(r, r, 1)
-        p = r
+        p = r + (new_rdotr / rdotr) * p
         return i + 1, x, r, p, new_rdotr
 
     init = (tf.constant(0), tf.zeros_like(b), b, b, tf.tensordot(b, b, 1))

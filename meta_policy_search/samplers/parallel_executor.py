@@ -146,9 +146,10 @@ class MetaParallelEnvExecutor:
     """Run the tasks' environments in ``n_parallel`` worker processes.
 
     Worker ``k`` owns a contiguous block of tasks with ``envs_per_task`` env copies each. A dead
-    worker (e.g. killed by the OOM killer) makes the next call raise a RuntimeError as soon as
-    its process is gone; an exception inside a worker is re-raised in the parent with the
-    worker's traceback attached as ``__cause__``. After either, the executor is closed.
+    worker (e.g. killed by the OOM killer) makes the pending or next call raise a RuntimeError
+    as soon as its process is gone, and closes the executor. An exception inside a worker is
+    re-raised in the parent (same type if it can be pickled, else RuntimeError) with the
+    worker's traceback attached as ``__cause__``; the executor stays usable.
 
     Args:
         env: the :class:`~meta_policy_search.envs.MetaEnv` to copy; it must be picklable and
@@ -215,7 +216,8 @@ class MetaParallelEnvExecutor:
         self._gather()  # each worker reports once its env copies are built
 
     def _fail(self, error: BaseException) -> None:
-        self.close()
+        # The other workers may be busy with a long collect: don't wait for them.
+        self._shutdown(join_timeout=0.2)
         raise error
 
     def _check_open(self) -> None:
@@ -274,7 +276,7 @@ class MetaParallelEnvExecutor:
             if error is None:
                 error = RuntimeError(f"sampler worker {k} raised {summary}")
             error.__cause__ = RemoteTraceback(f"in sampler worker {k}:\n{formatted}")
-            self._fail(error)
+            raise error  # every worker has replied: the executor stays usable
         return results
 
     def set_tasks(self, tasks: Sequence[Task]) -> None:
@@ -332,14 +334,16 @@ class MetaParallelEnvExecutor:
 
     def close(self) -> None:
         """Stop all workers (safe to call more than once)."""
-        if getattr(self, "_closed", True) and not self._processes:
-            return
+        self._shutdown(join_timeout=2.0)
+
+    def _shutdown(self, join_timeout: float) -> None:
+        """Ask the workers to exit; kill those still alive after ``join_timeout`` seconds."""
         self._closed = True
         for conn in self._conns:
             with contextlib.suppress(Exception):
                 conn.send(("close", None))
         for process in self._processes:
-            process.join(timeout=2.0)
+            process.join(timeout=join_timeout)
             if process.is_alive():
                 process.kill()
                 process.join(timeout=2.0)
