@@ -23,5 +23,10 @@ class Config(TRPOMAMLConfig):
     """Add E-MAML's exploration term."""
 
 
+def main(argv: list[str] | None = None) -> str:
+    """Run the experiment from command-line arguments; return the run directory."""
+    return run_experiment(Config, "e_maml_trpo", make_algo, argv=argv)
+
+
 if __name__ == "__main__":
-    run_experiment(Config, "e_maml_trpo", make_algo)
+    main()

@@ -22,5 +22,10 @@ class Config(VPGMAMLConfig):
     """Add E-MAML's exploration term."""
 
 
+def main(argv: list[str] | None = None) -> str:
+    """Run the experiment from command-line arguments; return the run directory."""
+    return run_experiment(Config, "e_maml_vpg", make_algo, argv=argv)
+
+
 if __name__ == "__main__":
-    run_experiment(Config, "e_maml_vpg", make_algo)
+    main()

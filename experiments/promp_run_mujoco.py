@@ -42,5 +42,10 @@ def make_algo(config: Config, policy):
     )
 
 
+def main(argv: list[str] | None = None) -> str:
+    """Run the experiment from command-line arguments; return the run directory."""
+    return run_experiment(Config, "promp", make_algo, argv=argv)
+
+
 if __name__ == "__main__":
-    run_experiment(Config, "promp", make_algo)
+    main()

@@ -33,5 +33,10 @@ class Config(ProMPConfig):
     """Logger outputs; no ``stdout`` table, the Trainer prints one line per iteration."""
 
 
+def main(argv: list[str] | None = None) -> str:
+    """Run the experiment from command-line arguments; return the run directory."""
+    return run_experiment(Config, "promp", make_algo, argv=argv)
+
+
 if __name__ == "__main__":
-    run_experiment(Config, "promp", make_algo)
+    main()

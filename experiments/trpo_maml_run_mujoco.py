@@ -35,5 +35,10 @@ def make_algo(config: TRPOMAMLConfig, policy):
     )
 
 
+def main(argv: list[str] | None = None) -> str:
+    """Run the experiment from command-line arguments; return the run directory."""
+    return run_experiment(Config, "trpo_maml", make_algo, argv=argv)
+
+
 if __name__ == "__main__":
-    run_experiment(Config, "trpo_maml", make_algo)
+    main()

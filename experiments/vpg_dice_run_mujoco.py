@@ -36,5 +36,10 @@ def make_algo(config: DiceMAMLConfig, policy):
     )
 
 
+def main(argv: list[str] | None = None) -> str:
+    """Run the experiment from command-line arguments; return the run directory."""
+    return run_experiment(Config, "vpg_dice", make_algo, build_dice_sample_processor, argv=argv)
+
+
 if __name__ == "__main__":
-    run_experiment(Config, "vpg_dice", make_algo, build_dice_sample_processor)
+    main()

@@ -34,5 +34,10 @@ def make_algo(config: VPGMAMLConfig, policy):
     )
 
 
+def main(argv: list[str] | None = None) -> str:
+    """Run the experiment from command-line arguments; return the run directory."""
+    return run_experiment(Config, "vpg_maml", make_algo, argv=argv)
+
+
 if __name__ == "__main__":
-    run_experiment(Config, "vpg_maml", make_algo)
+    main()

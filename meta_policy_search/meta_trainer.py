@@ -155,7 +155,7 @@ class Trainer:
         self, itr: int, stats: dict[str, float], secs_per_itr: float, itrs_left: int
     ) -> None:
         returns = " ".join(
-            f"R{k}={stats[f'Step_{k}-AverageReturn']:.3g}"
+            f"R{k}={stats[f'Step_{k}-AverageReturn']:.1f}"
             for k in range(self.num_inner_grad_steps + 1)
         )
         eta = datetime.timedelta(seconds=round(secs_per_itr * itrs_left))

@@ -8,6 +8,7 @@ import json
 import os
 import sys
 
+import numpy as np
 import pytest
 
 from meta_policy_search.utils import experiment
@@ -70,6 +71,7 @@ def test_precedence_defaults_then_config_file_then_cli(tmp_path):
     ("flag", "text", "expected"),
     [
         ("hidden_sizes", "[8, 8, 8]", (8, 8, 8)),
+        ("hidden_sizes", "8", (8,)),
         ("normalize_adv", "false", False),
         ("parallel", "0", False),
         ("n_parallel", "none", None),
@@ -193,3 +195,66 @@ def test_script_specific_defaults(scripts):
     lvc, _ = parse_config(scripts["vpg_maml_run_mujoco"].Config,
                           ["--inner_type", "likelihood_ratio"])
     assert lvc.inner_type == "likelihood_ratio"
+
+
+def test_env_settings_cover_every_env():
+    from meta_policy_search.envs.registry import ENV_CLASS_NAMES
+
+    assert set(ENV_SETTINGS) == set(ENV_CLASS_NAMES)
+
+
+# ---------------------------------------------------------------------------- end to end
+TINY = [
+    "--env", "PointEnvRandGoal", "--meta_batch_size", "2", "--rollouts_per_meta_task", "3",
+    "--max_path_length", "6", "--parallel", "false", "--hidden_sizes", "8",
+    "--log_formats", "csv", "--seed", "5",
+]
+
+
+def read_rows(run_dir) -> list[dict]:
+    import csv
+
+    with open(os.path.join(run_dir, "progress.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture
+def reset_logger():
+    from meta_policy_search.utils import logger
+
+    yield
+    logger.reset()
+
+
+# One smoke run per distinct make_algo (the ProMP scripts run in the resume test below; the
+# E-MAML-TRPO script only changes TRPO-MAML's config): keeps this file fast.
+@pytest.mark.parametrize(
+    "name", ["trpo_maml_run_mujoco", "e_maml_vpg_run_mujoco", "dice_maml_run_mujoco",
+             "vpg_dice_run_mujoco"]
+)
+def test_scripts_run_an_iteration(scripts, name, tmp_path, reset_logger):
+    run_dir = scripts[name].main(TINY + ["--n_itr", "1", "--dump_path", str(tmp_path / "run")])
+    rows = read_rows(run_dir)
+    assert len(rows) == 1 and rows[0]["Itr"] == "0"
+    assert float(rows[0]["n_timesteps"]) == 2 * (2 * 3 * 6)  # pre + post, no early ends
+    for key in ("Step_0-AverageReturn", "Step_1-AverageReturn", "Time-OuterStep"):
+        assert np.isfinite(float(rows[0][key])), key
+    params = load_json(os.path.join(run_dir, "params.json"))
+    assert params["max_path_length"] == 6 and params["seed"] == 5
+    assert os.path.isdir(os.path.join(run_dir, "checkpoints"))
+
+
+def test_resumed_run_reproduces_uninterrupted_run(scripts, tmp_path, reset_logger):
+    main = scripts["promp_run_point_mass"].main
+    straight = main(TINY + ["--n_itr", "3", "--dump_path", str(tmp_path / "straight")])
+    interrupted = str(tmp_path / "interrupted")
+    main(TINY + ["--n_itr", "2", "--dump_path", interrupted])
+    with pytest.raises(SystemExit, match="--resume"):
+        main(TINY + ["--n_itr", "3", "--dump_path", interrupted])  # refuses to overwrite
+    main(["--resume", "--dump_path", interrupted, "--n_itr", "3"])
+    rows_a, rows_b = read_rows(straight), read_rows(interrupted)
+    assert [r["Itr"] for r in rows_b] == ["0", "1", "2"]
+    for row_a, row_b in zip(rows_a, rows_b):
+        for key, value in row_a.items():
+            if "Time" not in key:
+                assert float(row_b[key]) == pytest.approx(float(value), rel=1e-5, abs=1e-7), key

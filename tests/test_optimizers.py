@@ -169,7 +169,6 @@ def test_line_search_backtracks_until_constraint_holds():
     # Constraint 0.5 |d|^2 + k |d|^4: the quadratic model underestimates it, so the full step
     # (|d|^2 = 2 delta) violates it. Accepted ratio r needs r^2 + 4 k delta r^4 <= 1.
     delta, k, ratio = 0.1, 10.0, 0.8
-    var = None
 
     def constraint_fn(inp):
         d2 = tf.reduce_sum((var - theta0_t) ** 2)

@@ -388,3 +388,18 @@ def test_spawned_workers_do_not_rerun_the_main_script(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[False, False]"
     assert len(runs.read_text().split()) == 1
+
+
+def test_with_the_tensorflow_meta_policy():
+    """The real policy's sampling export drives the sampler; stored means match its forward."""
+    pytest.importorskip("tensorflow")
+    from meta_policy_search.policies import MetaGaussianMLPPolicy
+
+    policy = MetaGaussianMLPPolicy(3, 2, 1, hidden_sizes=(8,), seed=0)
+    with MetaSampler(TinyEnv(), policy, 2, 3, H, seed=1) as sampler:
+        sampler.update_tasks()
+        paths = sampler.obtain_samples()
+    _, info = policy.get_actions(paths.observations.reshape(3, 2 * H, 2))
+    real = paths.mask.reshape(3, 2 * H) == 1
+    np.testing.assert_allclose(paths.agent_infos["mean"].reshape(3, 2 * H, 1)[real],
+                               info["mean"][real], rtol=1e-5, atol=1e-6)

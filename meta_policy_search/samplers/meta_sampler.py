@@ -12,11 +12,6 @@ from meta_policy_search.samplers.rollout import check_non_negative_int, space_di
 from meta_policy_search.types import PathBatch, Task
 
 
-def _task_env(env: Any) -> Any:
-    """The env that owns the task RNG (the innermost one, through wrappers like ``normalize``)."""
-    return getattr(env, "unwrapped", env)
-
-
 class MetaSampler:
     """Collect ``rollouts_per_meta_task`` episodes for each of ``meta_batch_size`` tasks.
 
@@ -94,7 +89,7 @@ class MetaSampler:
         self.env = env
         self.policy = policy
         self.parallel = bool(parallel)
-        _task_env(env).seed_tasks(self.seed)
+        env.seed_tasks(self.seed)
         executor_args = (env, self.meta_batch_size, self.envs_per_task, self.max_path_length)
         if self.parallel:
             self.executor: MetaIterativeEnvExecutor | MetaParallelEnvExecutor = (
@@ -122,7 +117,7 @@ class MetaSampler:
         Returns:
             The new tasks.
         """
-        tasks = list(_task_env(self.env).sample_tasks(self.meta_batch_size))
+        tasks = list(self.env.sample_tasks(self.meta_batch_size))
         self.executor.set_tasks(tasks)
         self._tasks = tasks
         return tasks
@@ -158,13 +153,14 @@ class MetaSampler:
         """Everything needed to resume sampling exactly: phase, task RNG state, current tasks.
 
         Returns:
-            ``{'phase': int, 'total_timesteps_sampled': int, 'task_rng_state': dict,
-            'tasks': list or None}``; the RNG state is numpy's ``bit_generator.state`` dict.
+            A dict with keys ``phase`` and ``total_timesteps_sampled`` (ints),
+            ``task_rng_state`` (numpy's ``bit_generator.state`` dict of the env's task RNG)
+            and ``tasks`` (the current task list, or ``None``).
         """
         return {
             "phase": self._phase,
             "total_timesteps_sampled": self.total_timesteps_sampled,
-            "task_rng_state": _task_env(self.env).task_rng.bit_generator.state,
+            "task_rng_state": self.env.task_rng.bit_generator.state,
             "tasks": None if self._tasks is None else list(self._tasks),
         }
 
@@ -180,7 +176,7 @@ class MetaSampler:
         missing = {"phase", "total_timesteps_sampled", "task_rng_state", "tasks"} - set(state)
         if missing:
             raise ValueError(f"sampler state lacks keys {sorted(missing)}")
-        _task_env(self.env).task_rng.bit_generator.state = state["task_rng_state"]
+        self.env.task_rng.bit_generator.state = state["task_rng_state"]
         self._phase = check_non_negative_int("phase", state["phase"])
         self.total_timesteps_sampled = int(state["total_timesteps_sampled"])
         self._tasks = None

@@ -23,6 +23,7 @@ import os
 import pickle
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -107,7 +108,11 @@ def _worker_loop(
                     phase,
                 )
             elif command == "info":
-                result = {"pid": os.getpid(), "tensorflow_imported": "tensorflow" in sys.modules}
+                result = {
+                    "pid": os.getpid(),
+                    "tensorflow_imported": "tensorflow" in sys.modules,
+                    "cpu_seconds": time.process_time(),
+                }
             else:
                 raise ValueError(f"unknown worker command {command!r}")
         except Exception as exc:
@@ -327,7 +332,12 @@ class MetaParallelEnvExecutor:
         return concatenate_paths(self._gather())
 
     def worker_info(self) -> list[dict[str, Any]]:
-        """Diagnostics of each worker: ``{'pid': int, 'tensorflow_imported': bool}``."""
+        """Diagnostics of each worker.
+
+        Returns:
+            One dict per worker: ``pid``, ``tensorflow_imported`` (whether the worker has loaded
+            TensorFlow: it should not) and ``cpu_seconds`` (its CPU time so far).
+        """
         self._check_open()
         self._send([("info", None)] * len(self._conns))
         return self._gather()

@@ -42,6 +42,10 @@ from meta_policy_search.utils.experiment_configs import (  # noqa: F401 - re-exp
 
 
 # ---------------------------------------------------------------------------- config parsing
+class ConfigError(ValueError):
+    """A bad command line or config file (scripts print it without a traceback)."""
+
+
 def field_docs(config_cls: type) -> dict[str, str]:
     """The docstrings written under each dataclass field (of ``config_cls`` and its bases).
 
@@ -89,7 +93,9 @@ def _coerce(name: str, value: Any, annotation: Any, from_cli: bool) -> Any:
             elif annotation is bool and text.lower() in ("true", "false", "yes", "no"):
                 value = text.lower() in ("true", "yes")
             else:
-                raise ValueError(f"--{name}: cannot parse {text!r} as {expected}") from None
+                raise ConfigError(f"--{name}: cannot parse {text!r} as {expected}") from None
+        if origin is tuple and not isinstance(value, list):
+            value = [value]  # "--hidden_sizes 64" is a one-layer network
     if annotation is bool and isinstance(value, (bool, int)) and value in (0, 1):
         return bool(value)
     if annotation is int and isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -106,7 +112,7 @@ def _coerce(name: str, value: Any, annotation: Any, from_cli: bool) -> Any:
         return tuple(_coerce(name, v, item_type, from_cli and isinstance(v, str)) for v in value)
     if (annotation is dict or origin is dict) and isinstance(value, dict):
         return dict(value)
-    raise ValueError(f"{name}: expected {expected}, got {value!r}")
+    raise ConfigError(f"{name}: expected {expected}, got {value!r}")
 
 
 def config_from_dict(config_cls: type, values: dict[str, Any], base: Any = None) -> Any:
@@ -128,7 +134,7 @@ def config_from_dict(config_cls: type, values: dict[str, Any], base: Any = None)
     names = [f.name for f in dataclasses.fields(config_cls)]
     unknown = sorted(set(values) - set(names) - set(RESERVED_KEYS))
     if unknown:
-        raise ValueError(
+        raise ConfigError(
             f"unknown config key(s) {unknown} for {config_cls.__name__}; valid keys: {names}"
         )
     converted = {
@@ -184,12 +190,12 @@ def parse_config(config_cls: type, argv: Sequence[str] | None = None) -> tuple[A
     """
     args, unknown = make_parser(config_cls).parse_known_args(argv)
     if unknown:
-        raise ValueError(f"unknown command-line argument(s) {unknown}")
+        raise ConfigError(f"unknown command-line argument(s) {unknown}")
     cli = {k: v for k, v in vars(args).items() if k not in ("config_file", "resume")}
     config = config_cls()
     if args.resume:
         if "dump_path" not in cli:
-            raise ValueError("--resume needs --dump_path (the run directory to continue)")
+            raise ConfigError("--resume needs --dump_path (the run directory to continue)")
         config = config_from_dict(config_cls, load_json(os.path.join(cli["dump_path"],
                                                                       "params.json")))
     if args.config_file:
@@ -204,7 +210,7 @@ def load_json(path: str) -> dict[str, Any]:
     with open(path, encoding="utf-8") as f:
         values = json.load(f)
     if not isinstance(values, dict):
-        raise ValueError(f"{path}: expected a JSON object of config keys, got {type(values)}")
+        raise ConfigError(f"{path}: expected a JSON object of config keys, got {type(values)}")
     return values
 
 
@@ -356,8 +362,9 @@ def run_experiment(
         The run directory (``config.dump_path``).
 
     Raises:
-        ValueError: on a bad command line, or if ``dump_path`` already holds a checkpoint and
-            ``--resume`` was not given.
+        SystemExit: with the message of a :class:`ConfigError` (bad command line or config file,
+            or ``dump_path`` already holds a checkpoint and ``--resume`` was not given), or of a
+            missing config file.
     """
     import tensorflow as tf
 
@@ -365,14 +372,17 @@ def run_experiment(
     from meta_policy_search.utils import logger
     from meta_policy_search.utils.checkpoint import latest_checkpoint
 
-    config, resume = parse_config(config_cls, argv)
-    config = resolve_config(config, algo_name)
-    checkpoint_dir = os.path.join(config.dump_path, "checkpoints")
-    if not resume and latest_checkpoint(checkpoint_dir) is not None:
-        raise ValueError(
-            f"{config.dump_path} already holds a run: pass --resume to continue it, or choose "
-            "another --dump_path"
-        )
+    try:
+        config, resume = parse_config(config_cls, argv)
+        config = resolve_config(config, algo_name)
+        checkpoint_dir = os.path.join(config.dump_path, "checkpoints")
+        if not resume and latest_checkpoint(checkpoint_dir) is not None:
+            raise ConfigError(
+                f"{config.dump_path} already holds a run: pass --resume to continue it, or "
+                "choose another --dump_path"
+            )
+    except (ConfigError, FileNotFoundError) as error:
+        raise SystemExit(f"error: {error}") from error
     os.makedirs(config.dump_path, exist_ok=True)
     logger.configure(dir=config.dump_path, format_strs=list(config.log_formats),
                      snapshot_mode="none", append=resume)
