@@ -18,6 +18,7 @@ $(VENV)/.installed: requirements.txt setup.py
 	touch $@
 
 train: venv
+	rm -rf $(RUN_DIR)
 	$(PY) experiments/promp_run_point_mass.py --dump_path $(RUN_DIR)
 	$(PY) experiments/plot.py $(RUN_DIR) --output $(RUN_DIR)/learning_curve.png
 

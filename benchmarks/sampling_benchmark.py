@@ -156,36 +156,39 @@ def machine_info() -> dict:
 
 
 def write_markdown(path: Path, result: dict) -> None:
-    cfg, m = result["config"], result["machine"]
-    it, par, raw = result["iterative"], result["parallel"], result["raw_mj_step"]
+    cfg, m, raw = result["config"], result["machine"], result["raw_mj_step"]
+    runs = result["runs"]
     lines = [
         "# Sampling benchmark",
         "",
         f"One sampling phase of `normalize(HalfCheetahRandDirecEnv())`: {cfg['meta_batch_size']} "
         f"tasks x {cfg['rollouts_per_meta_task']} rollouts x H={cfg['max_path_length']} "
-        f"({it['env_steps_per_phase']} env steps), policy {tuple(cfg['hidden_sizes'])} tanh, "
-        f"best of {cfg['repeats']} phases.",
+        f"({runs[0]['env_steps_per_phase']} env steps), policy {tuple(cfg['hidden_sizes'])} "
+        f"tanh, best of {cfg['repeats']} phases. `E` = env copies per task (`envs_per_task`; "
+        f"`E` = R is the default, one wave; `E` = 1 runs R waves of {cfg['meta_batch_size']} "
+        "envs).",
         "",
-        "| executor | env steps/s (wall) | phase time (s) | env steps per CPU-second "
-        "(all processes) | CPU efficiency vs. raw mj_step |",
-        "|---|---:|---:|---:|---:|",
-        f"| iterative (1 process) | {it['env_steps_per_s']:,.0f} | {it['best_phase_seconds']:.2f} "
-        f"| {it['env_steps_per_cpu_s']:,.0f} "
-        f"| {it['env_steps_per_cpu_s'] / raw['env_steps_per_cpu_s']:.2f} |",
-        f"| parallel ({cfg['n_parallel']} workers) | {par['env_steps_per_s']:,.0f} | "
-        f"{par['best_phase_seconds']:.2f} | {par['env_steps_per_cpu_s']:,.0f} "
-        f"| {par['env_steps_per_cpu_s'] / raw['env_steps_per_cpu_s']:.2f} |",
-        f"| raw `mj_step(nstep={raw['frame_skip']})` loop | {raw['env_steps_per_s']:,.0f} | | "
-        f"{raw['env_steps_per_cpu_s']:,.0f} | 1.00 |",
+        "| executor | E | env steps/s (wall) | phase time (s) | env steps per CPU-second "
+        "(all processes) | CPU efficiency vs. raw mj_step | start-up (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for run in runs:
+        lines.append(
+            f"| {run['executor']} | {run['envs_per_task']} | {run['env_steps_per_s']:,.0f} | "
+            f"{run['best_phase_seconds']:.2f} | {run['env_steps_per_cpu_s']:,.0f} | "
+            f"{run['env_steps_per_cpu_s'] / raw['env_steps_per_cpu_s']:.2f} | "
+            f"{run['startup_seconds']:.2f} |"
+        )
+    lines += [
+        f"| raw `mj_step(nstep={raw['frame_skip']})` loop, 1 MjData | | "
+        f"{raw['env_steps_per_s']:,.0f} | | {raw['env_steps_per_cpu_s']:,.0f} | 1.00 | |",
         "",
         "Wall-clock rates depend on how many cores are free (see the load average below); "
-        "CPU-second rates do not.",
+        "CPU-second rates much less so. Start-up: building the env copies (and, for the "
+        "parallel executor, spawning the workers).",
         "",
-        f"Parallel speed-up over iterative: {result['parallel_speedup']:.2f}x. "
         f"Policy evaluation: {result['policy']['ms_per_call']:.3f} ms per time step for "
-        f"{result['policy']['batch']} observations. Parallel executor start-up (spawn + env "
-        f"copies): {par['startup_seconds']:.2f} s; iterative env copies: "
-        f"{it['startup_seconds']:.2f} s.",
+        f"{result['policy']['batch']} observations.",
         "",
         f"Machine: {m['cpu_model']}, {m['usable_cores']} usable cores (load average before the "
         f"run {m['load_average_1_5_15'][0]:.2f}); Python {m['python']}, numpy {m['numpy']}, "
@@ -212,7 +215,6 @@ def main() -> None:
         "env": "normalize(HalfCheetahRandDirecEnv())",
         "meta_batch_size": meta_batch_size,
         "rollouts_per_meta_task": rollouts,
-        "envs_per_task": rollouts,
         "max_path_length": horizon,
         "hidden_sizes": list(hidden),
         "n_parallel": args.n_parallel,
@@ -230,30 +232,30 @@ def main() -> None:
     print(f"raw mj_step: {raw['env_steps_per_s']:,.0f} env steps/s", flush=True)
     policy_time = time_policy(policy, rollouts, obs_dim, act_dim, calls=200)
 
-    start = time.perf_counter()
-    with MetaIterativeEnvExecutor(env, meta_batch_size, rollouts, horizon, seed=0) as executor:
-        startup = time.perf_counter() - start
-        iterative = time_executor(executor, tasks, policy, rollouts, args.repeats)
-    iterative["startup_seconds"] = startup
-    print(f"iterative: {iterative['env_steps_per_s']:,.0f} env steps/s", flush=True)
-
-    start = time.perf_counter()
-    with MetaParallelEnvExecutor(
-        env, meta_batch_size, rollouts, horizon, seed=0, n_parallel=args.n_parallel
-    ) as executor:
-        startup = time.perf_counter() - start
-        parallel = time_executor(executor, tasks, policy, rollouts, args.repeats)
-    parallel["startup_seconds"] = startup
-    print(f"parallel:  {parallel['env_steps_per_s']:,.0f} env steps/s", flush=True)
+    runs = []
+    for name in ("iterative", f"parallel ({args.n_parallel} workers)"):
+        for envs_per_task in (rollouts, 1):
+            start = time.perf_counter()
+            if name == "iterative":
+                executor = MetaIterativeEnvExecutor(env, meta_batch_size, envs_per_task, horizon)
+            else:
+                executor = MetaParallelEnvExecutor(
+                    env, meta_batch_size, envs_per_task, horizon, n_parallel=args.n_parallel
+                )
+            startup = time.perf_counter() - start
+            with executor:
+                run = time_executor(executor, tasks, policy, rollouts, args.repeats)
+            run.update(executor=name, envs_per_task=envs_per_task, startup_seconds=startup)
+            runs.append(run)
+            print(f"{name}, E={envs_per_task}: {run['env_steps_per_s']:,.0f} env steps/s "
+                  f"({run['env_steps_per_cpu_s']:,.0f} per CPU-s)", flush=True)
 
     result = {
         "config": config,
         "machine": machine,
         "raw_mj_step": raw,
         "policy": policy_time,
-        "iterative": iterative,
-        "parallel": parallel,
-        "parallel_speedup": parallel["env_steps_per_s"] / iterative["env_steps_per_s"],
+        "runs": runs,
     }
     args.output_dir.mkdir(parents=True, exist_ok=True)
     stem = "sampling_quick" if args.quick else "sampling"

@@ -30,6 +30,7 @@ class MAMLAlgo(tf.Module):
         D_K = sample(pi_{theta_K})
         theta <- outer step on L_outer(theta_K(theta), D_0..D_K)     # differentiates through
                                                                     # every inner step
+
     Subclasses define the outer objective and optimizer in :meth:`optimize_policy`.
 
     Args:

@@ -17,9 +17,9 @@ class DICEMAML(VPGMAML):
     :class:`~meta_policy_search.samplers.DiceSampleProcessor`; differentiating the outer loss
     through the DiCE inner step gives unbiased second-order terms.
 
+    Arguments not listed below are those of :class:`VPGMAML`.
+
     Args:
-        policy, inner_lr, meta_batch_size, num_inner_grad_steps, learning_rate,
-            trainable_inner_step_size: see :class:`VPGMAML`.
         max_path_length: ``H`` of the samples (checked against the batches).
     """
 
@@ -66,9 +66,8 @@ class DICEMAML(VPGMAML):
 class VPG_DICEMAML(DICEMAML):  # noqa: N801 - the original's public name
     """DiCE inner steps, vanilla policy-gradient outer step on GAE advantages (Adam).
 
-    Args:
-        policy, inner_lr, meta_batch_size, max_path_length, num_inner_grad_steps, learning_rate,
-            trainable_inner_step_size: see :class:`DICEMAML`.
+    Arguments not listed below are those of :class:`DICEMAML`.
+
     """
 
     def meta_loss(self, batches):

@@ -28,9 +28,9 @@ class ProMP(MAMLAlgo):
     outer steps. With ``adaptive_inner_kl_penalty``, after each outer step ``eta_k`` is halved
     if ``KL_k < target_inner_step / 1.5`` and doubled if ``KL_k > 1.5 * target_inner_step``.
 
+    Arguments not listed below are those of :class:`MAMLAlgo`.
+
     Args:
-        policy, inner_lr, meta_batch_size, num_inner_grad_steps, trainable_inner_step_size:
-            see :class:`MAMLAlgo` (the inner objective is always LVC).
         learning_rate: Adam learning rate of the outer steps.
         num_ppo_steps: Adam steps per meta-iteration.
         num_minibatches: minibatches (split over tasks) per Adam epoch.

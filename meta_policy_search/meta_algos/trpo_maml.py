@@ -18,9 +18,9 @@ class TRPOMAML(MAMLAlgo):
     Hessian-vector products of the KL *through the inner steps* and a backtracking line search
     (:class:`~meta_policy_search.optimizers.ConjugateGradientOptimizer`).
 
+    Arguments not listed below are those of :class:`MAMLAlgo`.
+
     Args:
-        policy, inner_lr, meta_batch_size, num_inner_grad_steps, trainable_inner_step_size,
-            first_order: see :class:`MAMLAlgo`.
         step_size: the KL trust region.
         inner_type: ``'likelihood_ratio'`` (LVC), ``'log_likelihood'`` (MAML) or ``'dice'``.
         exploration: add E-MAML's pre-update sampling term (E-MAML-TRPO).

@@ -17,9 +17,9 @@ class VPGMAML(MAMLAlgo):
     at the sampling parameters its gradient equals that of ``-log pi A`` (vanilla policy
     gradient), through the inner steps of type ``inner_type``.
 
+    Arguments not listed below are those of :class:`MAMLAlgo`.
+
     Args:
-        policy, inner_lr, meta_batch_size, num_inner_grad_steps, trainable_inner_step_size,
-            first_order: see :class:`MAMLAlgo`.
         learning_rate: Adam learning rate.
         inner_type: ``'likelihood_ratio'`` (LVC-VPG), ``'log_likelihood'`` (VPG-MAML) or
             ``'dice'``.

@@ -19,10 +19,10 @@ class MetaGaussianMLPPolicy(GaussianMLPPolicy):
     After an inner step the algorithm calls :meth:`update_task_parameters` with the adapted
     parameters of all tasks, and sampling uses task ``t``'s parameters for task ``t``.
 
+    Arguments not listed below are those of :class:`GaussianMLPPolicy`.
+
     Args:
         meta_batch_size: number of tasks ``T``.
-        obs_dim, action_dim, hidden_sizes, learn_std, init_std, min_std, hidden_nonlinearity,
-            seed, dtype: as :class:`GaussianMLPPolicy`.
     """
 
     def __init__(
