@@ -31,14 +31,16 @@ class NormalizedEnv(gym.Wrapper, MetaEnv):
         self.action_space = gym.spaces.Box(
             -self.normalization_scale, self.normalization_scale, shape=shape, dtype=np.float32
         )
+        # a -> low + (a + s) * (high - low) / (2 s), precomputed as a * scale + offset
+        low, high = env.action_space.low, env.action_space.high
+        self._low, self._high = low, high
+        self._scale = 0.5 * (high - low) / self.normalization_scale
+        self._offset = low + self.normalization_scale * self._scale
 
     def action(self, action: np.ndarray) -> np.ndarray:
         """Map a policy action onto the wrapped env's bounds (then clip)."""
-        low, high = self.env.action_space.low, self.env.action_space.high
-        scaled = low + (np.asarray(action) + self.normalization_scale) * (
-            0.5 * (high - low) / self.normalization_scale
-        )
-        return np.clip(scaled, low, high)
+        scaled = np.asarray(action) * self._scale + self._offset
+        return np.minimum(np.maximum(scaled, self._low), self._high)
 
     def step(self, action):  # noqa: D102 - gymnasium API
         return self.env.step(self.action(action))
