@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from meta_policy_search.samplers.iterative_executor import MetaIterativeEnvExecutor
 from meta_policy_search.samplers.meta_sampler import MetaSampler
 from meta_policy_search.samplers.parallel_executor import MetaParallelEnvExecutor
+from meta_policy_search.samplers.ray_executor import MetaRayEnvExecutor  # imports Ray lazily
 
 if TYPE_CHECKING:
     from meta_policy_search.samplers.dice_sample_processor import DiceSampleProcessor
@@ -26,6 +27,7 @@ __all__ = [
     "DiceSampleProcessor",
     "MetaIterativeEnvExecutor",
     "MetaParallelEnvExecutor",
+    "MetaRayEnvExecutor",
     "MetaSampleProcessor",
     "MetaSampler",
 ]

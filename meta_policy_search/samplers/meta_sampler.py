@@ -12,6 +12,34 @@ from meta_policy_search.samplers.rollout import check_non_negative_int, space_di
 from meta_policy_search.types import PathBatch, Task
 
 
+EXECUTORS = ("iterative", "parallel", "ray")
+"""Names accepted by ``MetaSampler(executor=...)``."""
+
+
+def resolve_executor(executor: str | None, parallel: bool | None) -> str:
+    """The executor name from the ``executor`` and the older ``parallel`` arguments.
+
+    Args:
+        executor: one of :data:`EXECUTORS`, or ``None``.
+        parallel: ``True``/``False``, or ``None`` (not given).
+
+    Returns:
+        ``executor`` if given, else ``'parallel'`` if ``parallel`` else ``'iterative'``.
+
+    Raises:
+        ValueError: on an unknown name, or if ``parallel`` contradicts ``executor``.
+    """
+    if executor is None:
+        return "parallel" if parallel else "iterative"
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {EXECUTORS} or None, got {executor!r}")
+    if parallel is not None and bool(parallel) != (executor != "iterative"):
+        raise ValueError(
+            f"parallel={parallel} contradicts executor={executor!r}; pass only executor"
+        )
+    return executor
+
+
 class MetaSampler:
     """Collect ``rollouts_per_meta_task`` episodes for each of ``meta_batch_size`` tasks.
 
@@ -37,14 +65,26 @@ class MetaSampler:
         envs_per_task: env copies per task (``None`` means ``R``: one wave); ``R`` episodes take
             ``ceil(R / envs_per_task)`` waves.
         parallel: use :class:`MetaParallelEnvExecutor` instead of
-            :class:`MetaIterativeEnvExecutor`.
-        n_parallel: worker processes of the parallel executor (``None``: one per core, at most
-            ``meta_batch_size``); ignored unless ``parallel``.
+            :class:`MetaIterativeEnvExecutor` (the older switch; ``executor`` says the same).
+            ``None`` means False unless ``executor`` is given.
+        n_parallel: worker processes of the parallel executor, or actors of the Ray executor
+            (``None``: one per core of the machine or cluster, at most ``meta_batch_size``);
+            ignored by the iterative executor.
         seed: root seed of tasks and episodes, ``>= 0``.
+        executor: ``'iterative'`` (:class:`MetaIterativeEnvExecutor`), ``'parallel'``
+            (:class:`MetaParallelEnvExecutor`) or ``'ray'``
+            (:class:`~meta_policy_search.samplers.ray_executor.MetaRayEnvExecutor`, needs Ray);
+            ``None``: ``'parallel'`` if ``parallel`` else ``'iterative'``. All three return
+            identical arrays for the same seed.
+        ray_address: Ray cluster to connect to if Ray is not initialised yet (``None``: start a
+            local instance); only used by the Ray executor.
 
     Raises:
-        ValueError: on non-positive sizes, ``envs_per_task > rollouts_per_meta_task`` or a
-            policy whose sizes do not match the env.
+        ValueError: on non-positive sizes, ``envs_per_task > rollouts_per_meta_task``, a
+            policy whose sizes do not match the env, an unknown ``executor`` or one that
+            contradicts ``parallel`` (``parallel=True`` with ``'iterative'``, ``parallel=False``
+            with ``'parallel'`` or ``'ray'``).
+        ImportError: for ``executor='ray'`` without Ray installed.
     """
 
     def __init__(
@@ -55,9 +95,11 @@ class MetaSampler:
         meta_batch_size: int,
         max_path_length: int,
         envs_per_task: int | None = None,
-        parallel: bool = False,
+        parallel: bool | None = None,
         n_parallel: int | None = None,
         seed: int = 0,
+        executor: str | None = None,
+        ray_address: str | None = None,
     ) -> None:
         self.rollouts_per_meta_task = check_positive_int(
             "rollouts_per_meta_task", rollouts_per_meta_task
@@ -72,7 +114,8 @@ class MetaSampler:
                 f"envs_per_task={self.envs_per_task} exceeds rollouts_per_meta_task="
                 f"{self.rollouts_per_meta_task}: the extra env copies would never run"
             )
-        if n_parallel is not None and not parallel:
+        self.executor_name = resolve_executor(executor, parallel)
+        if self.executor_name == "iterative":
             n_parallel = None  # documented: ignored for the iterative executor
         self.seed = check_non_negative_int("seed", seed)
         obs_dim = space_dim(env.observation_space, "observation_space")
@@ -88,12 +131,19 @@ class MetaSampler:
 
         self.env = env
         self.policy = policy
-        self.parallel = bool(parallel)
+        self.parallel = self.executor_name != "iterative"
         env.seed_tasks(self.seed)
         executor_args = (env, self.meta_batch_size, self.envs_per_task, self.max_path_length)
-        if self.parallel:
-            self.executor: MetaIterativeEnvExecutor | MetaParallelEnvExecutor = (
-                MetaParallelEnvExecutor(*executor_args, seed=self.seed, n_parallel=n_parallel)
+        self.executor: Any
+        if self.executor_name == "parallel":
+            self.executor = MetaParallelEnvExecutor(
+                *executor_args, seed=self.seed, n_parallel=n_parallel
+            )
+        elif self.executor_name == "ray":
+            from meta_policy_search.samplers.ray_executor import MetaRayEnvExecutor
+
+            self.executor = MetaRayEnvExecutor(
+                *executor_args, seed=self.seed, num_actors=n_parallel, ray_address=ray_address
             )
         else:
             self.executor = MetaIterativeEnvExecutor(*executor_args, seed=self.seed)

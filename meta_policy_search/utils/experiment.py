@@ -288,9 +288,16 @@ def build_policy(config: MetaRLConfig, env: Any, seed: int) -> Any:
 
 
 def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any:
-    """A ``MetaSampler`` with the config's batch sizes, horizon and executor settings."""
+    """A ``MetaSampler`` with the config's batch sizes, horizon and executor settings.
+
+    ``config.executor``, when set, overrides ``config.parallel`` (a script's default).
+    """
     from meta_policy_search.samplers import MetaSampler
 
+    if config.executor is None:
+        executor, parallel = None, config.parallel
+    else:
+        executor, parallel = config.executor, None
     return MetaSampler(
         env=env,
         policy=policy,
@@ -298,9 +305,11 @@ def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any
         meta_batch_size=config.meta_batch_size,
         max_path_length=config.max_path_length,
         envs_per_task=config.envs_per_task,
-        parallel=config.parallel,
+        parallel=parallel,
         n_parallel=config.n_parallel,
         seed=seed,
+        executor=executor,
+        ray_address=config.ray_address,
     )
 
 

@@ -63,7 +63,11 @@ class MetaRLConfig:
     parallel: bool = True
     """Sample with worker processes instead of in the main process."""
     n_parallel: int | None = None
-    """Number of worker processes; ``None``: the number of CPU cores."""
+    """Number of worker processes or Ray actors; ``None``: the number of CPU cores."""
+    executor: str | None = None
+    """Sampler executor: ``iterative``, ``parallel`` or ``ray``; overrides ``parallel`` when set."""
+    ray_address: str | None = None
+    """Ray cluster address for ``--executor ray`` (e.g. ``auto``); ``None``: a local Ray."""
     normalization_scale: float | None = 10.0
     """The policy acts in ``[-s, s]`` mapped onto the env's action box; ``None``: no mapping."""
     baseline: str = "LinearFeatureBaseline"

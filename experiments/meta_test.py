@@ -1,0 +1,314 @@
+"""Meta-test evaluation of a trained run: return after 0..K inner steps on held-out tasks.
+
+Usage::
+
+    python experiments/meta_test.py data/promp/HalfCheetahRandDirecEnv/run_x --n_tasks 20
+    python experiments/meta_test.py RUN_DIR --num_adapt_steps 5 --pretrained_run OTHER_RUN_DIR
+
+Rebuilds the run's env, policy, sampler and algorithm from its ``params.json`` (with the builders
+of its script, found from the ``algo`` key), restores the newest checkpoint, draws ``--n_tasks``
+tasks with the evaluation seed (default: the run's seed + 10000) and adapts for
+``0..--num_adapt_steps`` inner steps with fresh samples each step
+(:func:`meta_policy_search.evaluation.evaluate_adaptation`). The same tasks and episode seeds are
+used for the baselines: ``random-init`` (a fresh policy of the same config) and, with
+``--pretrained_run``, another run's policy, both adapted with the evaluated run's algorithm.
+
+Writes ``meta_test.json``, ``meta_test.csv`` and ``meta_test.png`` into ``--output_dir``
+(default ``RUN_DIR/meta_test``) and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import importlib
+import io
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from meta_policy_search import evaluation
+from meta_policy_search.utils.experiment import (
+    MetaRLConfig,
+    build_dice_sample_processor,
+    build_sample_processor,
+    config_from_dict,
+    load_json,
+)
+from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
+
+ALGO_SCRIPTS = {
+    "promp": ("promp_run_mujoco", build_sample_processor),
+    "trpo_maml": ("trpo_maml_run_mujoco", build_sample_processor),
+    "e_maml_trpo": ("e_maml_trpo_run_mujoco", build_sample_processor),
+    "vpg_maml": ("vpg_maml_run_mujoco", build_sample_processor),
+    "e_maml_vpg": ("e_maml_vpg_run_mujoco", build_sample_processor),
+    "dice_maml": ("dice_maml_run_mujoco", build_dice_sample_processor),
+    "vpg_dice": ("vpg_dice_run_mujoco", build_dice_sample_processor),
+}
+"""``params.json``'s ``algo`` -> (run script module in ``experiments/``, sample processor builder).
+The script supplies the config class and ``make_algo``, exactly as in training."""
+
+CSV_FIELDS = ("policy", "num_grad_steps", "mean_return", "std_return", "stderr_return",
+              "n_tasks", "num_env_steps")
+
+
+def script_builders(algo_name: str) -> tuple[type, Any, Any]:
+    """The config class, ``make_algo`` and sample processor builder of a run's algorithm.
+
+    Args:
+        algo_name: the ``algo`` key of ``params.json``.
+
+    Returns:
+        ``(config_cls, make_algo, make_sample_processor)``.
+
+    Raises:
+        ValueError: if ``algo_name`` is not in :data:`ALGO_SCRIPTS`.
+    """
+    if algo_name not in ALGO_SCRIPTS:
+        raise ValueError(f"unknown algo {algo_name!r} in params.json; expected one of "
+                         f"{sorted(ALGO_SCRIPTS)}")
+    module_name, make_sample_processor = ALGO_SCRIPTS[algo_name]
+    scripts_dir = os.path.dirname(os.path.abspath(__file__))
+    if scripts_dir not in sys.path:
+        sys.path.insert(0, scripts_dir)  # the scripts import each other by module name
+    module = importlib.import_module(module_name)
+    return module.Config, module.make_algo, make_sample_processor
+
+
+def _read_params(run_dir: str) -> dict[str, Any]:
+    path = os.path.join(run_dir, "params.json")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path} not found: {run_dir!r} is not a run directory")
+    return load_json(path)
+
+
+def _jsonable_task(task: Any) -> Any:
+    if isinstance(task, dict):
+        return {str(k): _jsonable_task(v) for k, v in task.items()}
+    try:
+        return np.asarray(task, dtype=np.float64).tolist()
+    except (TypeError, ValueError):
+        return repr(task)
+
+
+def evaluate_run(
+    run_dir: str,
+    n_tasks: int = 20,
+    num_adapt_steps: int = 3,
+    seed: int | None = None,
+    rollouts_per_task: int | None = None,
+    parallel: bool | None = None,
+    random_init: bool = True,
+    pretrained_run: str | None = None,
+) -> dict[str, Any]:
+    """Evaluate a run and its baselines on the same held-out tasks.
+
+    Args:
+        run_dir: directory with ``params.json`` and ``checkpoints/``.
+        n_tasks: number of held-out tasks, positive.
+        num_adapt_steps: ``K >= 0``.
+        seed: evaluation seed; ``None``: :func:`meta_policy_search.evaluation.default_eval_seed`.
+        rollouts_per_task: episodes per task and step; ``None``: the run's.
+        parallel: sample with worker processes; ``None``: the run's setting.
+        random_init: also evaluate a freshly initialised policy.
+        pretrained_run: also evaluate this run's policy (restored policy parameters only).
+
+    Returns:
+        The content of ``meta_test.json``: settings, ``tasks`` and ``policies`` (label -> the
+        list returned by ``evaluate_adaptation``).
+
+    Raises:
+        ValueError: on ``n_tasks <= 0``, ``num_adapt_steps < 0`` or an unknown algorithm.
+        FileNotFoundError: if a run directory lacks ``params.json`` or a checkpoint.
+    """
+    import tensorflow as tf
+
+    if isinstance(n_tasks, bool) or not isinstance(n_tasks, int) or n_tasks <= 0:
+        raise ValueError(f"n_tasks must be a positive integer, got {n_tasks!r}")
+    if isinstance(num_adapt_steps, bool) or not isinstance(num_adapt_steps, int) \
+            or num_adapt_steps < 0:
+        raise ValueError(f"num_adapt_steps must be a non-negative integer, got {num_adapt_steps!r}")
+    params = _read_params(run_dir)
+    config_cls, make_algo, make_sample_processor = script_builders(str(params.get("algo")))
+    config = config_from_dict(config_cls, params)
+    evaluation.find_checkpoint_dir(run_dir)  # fail before building anything
+    pretrained_config = None
+    if pretrained_run is not None:
+        fields = {f.name for f in dataclasses.fields(MetaRLConfig)}
+        other = _read_params(pretrained_run)
+        pretrained_config = config_from_dict(
+            MetaRLConfig, {k: v for k, v in other.items() if k in fields}
+        )
+        evaluation.find_checkpoint_dir(pretrained_run)
+    seed = evaluation.default_eval_seed(config.seed) if seed is None else int(seed)
+    # Script-level seeding, as in training (nothing here draws from it, but TF ops may).
+    tf.random.set_seed(seed)
+
+    results: dict[str, Any] = {
+        "run_dir": os.path.abspath(run_dir),
+        "algo": params.get("algo"),
+        "env": config.env,
+        "seed": seed,
+        "n_tasks": n_tasks,
+        "num_adapt_steps": num_adapt_steps,
+        "rollouts_per_task": rollouts_per_task or config.rollouts_per_meta_task,
+        "max_path_length": config.max_path_length,
+        "inner_lr": config.inner_lr,
+        "pretrained_run": None if pretrained_run is None else os.path.abspath(pretrained_run),
+        "policies": {},
+    }
+    runs = [(str(params.get("algo")), None, run_dir)]
+    if random_init:
+        runs.append(("random-init", None, None))
+    if pretrained_run is not None:
+        runs.append(("pretrained", pretrained_config, pretrained_run))
+    tasks = None
+    for label, policy_config, source in runs:
+        setup = evaluation.build_evaluation(config, make_algo, make_sample_processor, n_tasks,
+                                            seed, rollouts_per_task, parallel, policy_config)
+        try:
+            if tasks is None:
+                tasks = evaluation.draw_tasks(setup.env, n_tasks, seed)
+                results["tasks"] = [_jsonable_task(task) for task in tasks]
+            if label == "pretrained":
+                results["pretrained_itr"] = evaluation.restore_policy_params(source, setup.policy)
+            elif source is not None:
+                results["checkpoint_itr"] = evaluation.restore_run(source, setup.algo,
+                                                                   setup.policy)
+            results["policies"][label] = evaluation.evaluate_adaptation(
+                setup.algo, setup.policy, setup.sampler, setup.sample_processor, tasks,
+                num_adapt_steps,
+            )
+        finally:
+            setup.sampler.close()
+    return results
+
+
+def to_csv(results: dict[str, Any]) -> str:
+    """One CSV row per (policy, number of inner steps) with the columns :data:`CSV_FIELDS`."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(CSV_FIELDS), lineterminator="\n")
+    writer.writeheader()
+    for label, steps in results["policies"].items():
+        for step in steps:
+            writer.writerow({"policy": label, **{k: step[k] for k in CSV_FIELDS[1:]}})
+    return buffer.getvalue()
+
+
+def format_table(results: dict[str, Any]) -> str:
+    """A text table: one row per policy, ``mean +- stderr`` per number of inner steps."""
+    num_steps = results["num_adapt_steps"] + 1
+    header = ["policy"] + [f"{k} step{'s' if k != 1 else ''}" for k in range(num_steps)]
+    rows = [header] + [
+        [label] + [f"{s['mean_return']:.2f} +- {s['stderr_return']:.2f}" for s in steps]
+        for label, steps in results["policies"].items()
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = [" | ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in rows]
+    lines.insert(1, "-+-".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def plot_results(results: dict[str, Any], path: str, error_bars: str = "stderr") -> str:
+    """Return vs number of inner steps, one line per policy, with error bars; save a PNG.
+
+    Args:
+        results: the output of :func:`evaluate_run`.
+        path: PNG file to write.
+        error_bars: ``'stderr'`` (standard error over tasks) or ``'std'`` (std over tasks).
+
+    Returns:
+        ``path``.
+
+    Raises:
+        ValueError: on another ``error_bars``.
+    """
+    if error_bars not in ("stderr", "std"):
+        raise ValueError(f"error_bars must be 'stderr' or 'std', got {error_bars!r}")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 4.2))
+    num_policies = len(results["policies"])
+    for i, (label, steps) in enumerate(results["policies"].items()):
+        offset = 0.05 * (i - (num_policies - 1) / 2)  # dodge: keep error bars apart
+        x = [s["num_grad_steps"] + offset for s in steps]
+        ax.errorbar(x, [s["mean_return"] for s in steps],
+                    yerr=[s[f"{error_bars}_return"] for s in steps],
+                    marker="o", capsize=4, label=label)
+    ax.set_xticks(range(results["num_adapt_steps"] + 1))
+    ax.set_xlabel("number of gradient steps")
+    spread = "std. error" if error_bars == "stderr" else "std"
+    ax.set_ylabel(f"average return (mean \u00b1 {spread} over tasks)")
+    ax.set_title(f"{results['algo']} on {results['env']}: {results['n_tasks']} held-out tasks",
+                 fontsize="medium")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small", loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def _parse_bool(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def main(argv: Sequence[str] | None = None) -> str:
+    """Command-line entry point; returns the output directory.
+
+    Raises:
+        ValueError: on bad arguments (see :func:`evaluate_run`).
+        FileNotFoundError: if the run has no ``params.json`` or checkpoint.
+    """
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("run_dir", help="run directory with params.json and checkpoints/")
+    parser.add_argument("--n_tasks", type=int, default=20, help="number of held-out tasks")
+    parser.add_argument("--num_adapt_steps", type=int, default=3,
+                        help="K: evaluate after 0..K inner steps")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="evaluation seed (default: the run's seed + 10000)")
+    parser.add_argument("--rollouts_per_task", type=int, default=None,
+                        help="episodes per task and step (default: the run's)")
+    parser.add_argument("--parallel", type=_parse_bool, default=None,
+                        help="sample with worker processes (default: the run's setting)")
+    parser.add_argument("--pretrained_run", default=None,
+                        help="also evaluate this run's policy, adapted the same way")
+    parser.add_argument("--no_random_init", action="store_true",
+                        help="skip the random-init baseline")
+    parser.add_argument("--error_bars", choices=("stderr", "std"), default="stderr",
+                        help="error bars of the plot")
+    parser.add_argument("--output_dir", default=None, help="default: RUN_DIR/meta_test")
+    args = parser.parse_args(argv)
+    results = evaluate_run(
+        args.run_dir, n_tasks=args.n_tasks, num_adapt_steps=args.num_adapt_steps,
+        seed=args.seed, rollouts_per_task=args.rollouts_per_task, parallel=args.parallel,
+        random_init=not args.no_random_init, pretrained_run=args.pretrained_run,
+    )
+    output_dir = args.output_dir or os.path.join(args.run_dir, "meta_test")
+    os.makedirs(output_dir, exist_ok=True)
+    atomic_write_json(os.path.join(output_dir, "meta_test.json"), results)
+    atomic_write_bytes(os.path.join(output_dir, "meta_test.csv"), to_csv(results).encode())
+    plot_results(results, os.path.join(output_dir, "meta_test.png"), args.error_bars)
+    print(format_table(results))
+    print(f"Wrote meta_test.json, meta_test.csv and meta_test.png to {os.path.abspath(output_dir)}")
+    return output_dir
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (ValueError, FileNotFoundError) as error:
+        sys.exit(f"meta_test.py: error: {error}")

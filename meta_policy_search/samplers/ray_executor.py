@@ -1,0 +1,369 @@
+"""Executor whose Ray actors each own whole rollouts of a contiguous block of tasks.
+
+The multi-machine version of :class:`~meta_policy_search.samplers.MetaParallelEnvExecutor`
+(``design.md`` section 7): a Ray actor call costs about a millisecond, far too much per env step,
+so an actor owns all env copies of its tasks and whole rollouts. Once per sampling phase the
+driver puts each actor's numpy policy slice into the object store and every actor runs the same
+rollout loop (:func:`~meta_policy_search.samplers.rollout.collect_rollouts`) and returns finished,
+padded arrays. Episode randomness depends only on ``(seed, phase, task, rollout)``, so the result
+is identical to :class:`~meta_policy_search.samplers.MetaIterativeEnvExecutor`'s for any number
+of actors or machines.
+
+Ray is an optional dependency (``pip install meta_policy_search[ray]``) and is imported only
+when an executor is built. Actors import this module, numpy, gymnasium and the envs, never
+TensorFlow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from meta_policy_search.envs.base import check_positive_int
+from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
+from meta_policy_search.samplers.iterative_executor import check_tasks
+from meta_policy_search.samplers.rollout import (
+    check_non_negative_int,
+    check_policy,
+    collect_rollouts,
+    concatenate_paths,
+    space_dim,
+)
+from meta_policy_search.types import PathBatch, Task
+
+_POLL_SECONDS = 0.5
+"""How often a waiting driver checks its actors: a dead actor is reported within about this."""
+
+
+def import_ray() -> Any:
+    """Import and return the ``ray`` module.
+
+    Raises:
+        ImportError: if Ray is not installed, with the command that installs it.
+    """
+    try:
+        import ray
+    except ImportError as error:
+        raise ImportError(
+            "the Ray executor needs Ray: pip install meta_policy_search[ray] (or pip install ray)"
+        ) from error
+    return ray
+
+
+def ensure_ray_initialized(ray_address: str | None = None) -> Any:
+    """Start or connect to Ray unless this process already has; return the ``ray`` module.
+
+    Args:
+        ray_address: address of a running Ray cluster (e.g. ``'auto'`` or ``'10.0.0.1:6379'``);
+            ``None`` starts a local instance with all cores of this machine and no dashboard
+            (unless the ``RAY_ADDRESS`` environment variable names a cluster). Ignored if Ray is
+            already initialised in this process.
+
+    Returns:
+        The ``ray`` module.
+
+    Raises:
+        ImportError: if Ray is not installed.
+    """
+    ray = import_ray()
+    if not ray.is_initialized():
+        if ray_address is None:
+            ray.init(include_dashboard=False)
+        else:
+            ray.init(address=ray_address)
+    return ray
+
+
+class RolloutActor:
+    """Body of one Ray actor: env copies of a block of tasks and the shared rollout loop.
+
+    Plain class, turned into an actor with ``ray.remote`` by :class:`MetaRayEnvExecutor`.
+
+    Args:
+        env: the env to copy (``envs_per_task`` copies per task).
+        task_start: global index of the actor's first task.
+        task_stop: one past the global index of its last task.
+        envs_per_task: env copies per task ``E``.
+        max_path_length: ``H``.
+        seed: root seed of the episode randomness.
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        task_start: int,
+        task_stop: int,
+        envs_per_task: int,
+        max_path_length: int,
+        seed: int,
+    ) -> None:
+        from ray import cloudpickle  # copies classes defined in __main__ too, unlike pickle
+
+        blob = cloudpickle.dumps(env)
+        self.task_indices = range(task_start, task_stop)
+        self.envs = [
+            [cloudpickle.loads(blob) for _ in range(envs_per_task)] for _ in self.task_indices
+        ]
+        self.max_path_length = max_path_length
+        self.seed = seed
+
+    def set_tasks(self, tasks: Sequence[Task]) -> None:
+        """Set local task ``t`` on every env copy of task ``t``."""
+        for task, task_envs in zip(tasks, self.envs):
+            for env in task_envs:
+                env.set_task(task)
+
+    def collect(self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int) -> PathBatch:
+        """Run :func:`collect_rollouts` on this actor's tasks; returns ``[T_local, R, H, ...]``."""
+        return collect_rollouts(
+            self.envs, policy, self.task_indices, num_rollouts, self.max_path_length, self.seed,
+            phase,
+        )
+
+    def info(self) -> dict[str, Any]:
+        """``pid``, ``hostname``, ``tensorflow_imported`` and ``cpu_seconds`` of this actor."""
+        return {
+            "pid": os.getpid(),
+            "hostname": os.uname().nodename,
+            "tensorflow_imported": "tensorflow" in sys.modules,
+            "cpu_seconds": time.process_time(),
+        }
+
+
+def _writable(paths: PathBatch) -> PathBatch:
+    """Copy of a path batch whose arrays are writable (Ray hands out read-only views)."""
+    return PathBatch(
+        observations=np.array(paths.observations),
+        actions=np.array(paths.actions),
+        rewards=np.array(paths.rewards),
+        mask=np.array(paths.mask),
+        agent_infos={k: np.array(v) for k, v in paths.agent_infos.items()},
+        env_infos={k: np.array(v) for k, v in paths.env_infos.items()},
+    )
+
+
+class MetaRayEnvExecutor:
+    """Run the tasks' environments in ``num_actors`` Ray actors, possibly on several machines.
+
+    Actor ``k`` owns a contiguous block of tasks with ``envs_per_task`` env copies each and asks
+    Ray for one CPU, so a cluster spreads the actors over its free cores. A dead actor (killed,
+    crashed or on a lost node) makes the pending or next call raise a RuntimeError within about
+    a second, and closes the executor. An exception inside an actor is re-raised in the caller by
+    Ray (a ``RayTaskError`` that is also an instance of the original exception type, carrying
+    the actor's traceback); the executor stays usable.
+
+    Ray is initialised on first use if this process has not done so (see
+    :func:`ensure_ray_initialized`); :meth:`close` kills the actors but leaves Ray running.
+
+    Args:
+        env: the :class:`~meta_policy_search.envs.MetaEnv` to copy; it is serialised once with
+            Ray's cloudpickle, so a class defined in the running script is shipped by value,
+            while a class from an installed module must be importable on every node.
+        meta_batch_size: number of tasks ``T``.
+        envs_per_task: env copies per task ``E``.
+        max_path_length: ``H``, steps per episode at most.
+        seed: root seed of all episode randomness, ``>= 0``.
+        num_actors: number of actors, at most ``meta_batch_size``; ``None`` means
+            ``min(CPUs of the Ray cluster, meta_batch_size)``.
+        ray_address: cluster to connect to if Ray is not initialised yet; ``None``: a local one.
+        timeout: seconds a :meth:`collect` may take before it fails with a RuntimeError
+            (``None``: no limit; dead actors are detected regardless). Starting the actors may
+            take at most ``max(timeout, 120)`` seconds.
+
+    Raises:
+        ImportError: if Ray is not installed.
+        ValueError: on non-positive sizes, ``num_actors > meta_batch_size`` or a non-flat space.
+        RuntimeError: if the actors cannot be started (e.g. the cluster lacks free CPUs).
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        meta_batch_size: int,
+        envs_per_task: int,
+        max_path_length: int,
+        seed: int = 0,
+        num_actors: int | None = None,
+        ray_address: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self._actors: list[Any] = []
+        self._closed = True
+        self.meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
+        self.envs_per_task = check_positive_int("envs_per_task", envs_per_task)
+        self.max_path_length = check_positive_int("max_path_length", max_path_length)
+        self.seed = check_non_negative_int("seed", seed)
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be positive seconds or None, got {timeout!r}")
+        self.timeout = timeout
+        if num_actors is not None:
+            num_actors = check_positive_int("num_actors", num_actors)
+            if num_actors > self.meta_batch_size:
+                raise ValueError(
+                    f"num_actors={num_actors} exceeds meta_batch_size={self.meta_batch_size}: an "
+                    "actor needs at least one task"
+                )
+        self.obs_dim = space_dim(env.observation_space, "observation_space")
+        self.action_dim = space_dim(env.action_space, "action_space")
+
+        self._ray = ray = ensure_ray_initialized(ray_address)
+        if num_actors is None:
+            cpus = int(ray.cluster_resources().get("CPU", 1))
+            num_actors = max(1, min(cpus, self.meta_batch_size))
+        self.num_actors = num_actors
+        blocks = np.array_split(np.arange(self.meta_batch_size), num_actors)
+        self.task_blocks = [(int(block[0]), int(block[-1]) + 1) for block in blocks]
+
+        actor_cls = ray.remote(num_cpus=1, max_restarts=0)(RolloutActor)
+        env_ref = ray.put(env)  # serialised once, shared by all actors
+        self._actors = [
+            actor_cls.remote(
+                env_ref, start, stop, self.envs_per_task, self.max_path_length, self.seed
+            )
+            for start, stop in self.task_blocks
+        ]
+        self._closed = False
+        self._tasks_set = False
+        startup_timeout = max(self.timeout or 0.0, 120.0)
+        self._gather([actor.info.remote() for actor in self._actors], "start", startup_timeout)
+
+    # ------------------------------------------------------------------ waiting on the actors
+    def _fail(self, message: str, cause: BaseException | None = None) -> None:
+        self.close()
+        raise RuntimeError(f"{message} (the executor is now closed)") from cause
+
+    def _gather(self, refs: list[Any], what: str, timeout: float | None) -> list[Any]:
+        """Wait for one result per actor, checking every ``_POLL_SECONDS`` for dead actors."""
+        ray = self._ray
+        from ray.exceptions import GetTimeoutError, ObjectLostError, RayActorError
+
+        pending = {ref: k for k, ref in enumerate(refs)}
+        results: list[Any] = [None] * len(refs)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=_POLL_SECONDS)
+            for ref in ready:
+                k = pending.pop(ref)
+                try:
+                    results[k] = ray.get(ref, timeout=_POLL_SECONDS)
+                except (RayActorError, ObjectLostError) as error:
+                    start, stop = self.task_blocks[k]
+                    summary = (str(error).splitlines() or [""])[0]
+                    self._fail(
+                        f"Ray sampler actor {k} (tasks {start}..{stop - 1}) died during {what}: "
+                        f"{type(error).__name__}: {summary}",
+                        error,
+                    )
+                except GetTimeoutError:  # reported ready but not fetchable yet: wait again
+                    pending[ref] = k
+            if pending and deadline is not None and time.monotonic() > deadline:
+                waiting = sorted(pending.values())
+                hint = ""
+                if what == "start":
+                    hint = (
+                        f" (each actor needs 1 free CPU; cluster resources: "
+                        f"{ray.available_resources()})"
+                    )
+                self._fail(f"Ray sampler actors {waiting} did not finish {what} within "
+                           f"{timeout:g} s{hint}")
+        return results
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the executor is closed (after close() or an actor failure)")
+
+    # ------------------------------------------------------------------ executor interface
+    def set_tasks(self, tasks: Sequence[Task]) -> None:
+        """Send each actor the tasks of its block.
+
+        Args:
+            tasks: ``meta_batch_size`` tasks, e.g. from ``env.sample_tasks``.
+
+        Raises:
+            ValueError: if the number of tasks is not ``meta_batch_size``.
+            RuntimeError: if an actor died or the executor is closed.
+        """
+        self._check_open()
+        tasks = check_tasks(tasks, self.meta_batch_size)
+        refs = [
+            actor.set_tasks.remote(tasks[start:stop])
+            for actor, (start, stop) in zip(self._actors, self.task_blocks)
+        ]
+        self._gather(refs, "set_tasks", self.timeout)
+        self._tasks_set = True
+
+    def collect(self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int) -> PathBatch:
+        """Collect ``num_rollouts`` episodes for every task across the actors.
+
+        Args:
+            policy: per-task policies, ``num_tasks == meta_batch_size``; each actor's slice
+                is put into the object store once and fetched only by that actor.
+            num_rollouts: ``R``, episodes per task.
+            phase: sampling-phase counter (``>= 0``) that, with the seed, fixes the randomness.
+
+        Returns:
+            A :class:`PathBatch` ``[T, R, H, ...]`` of writable arrays, identical to the
+            iterative executor's.
+
+        Raises:
+            ValueError: on a mismatched policy or bad sizes (or re-raised from an actor).
+            RuntimeError: if an actor died, the ``timeout`` passed, :meth:`set_tasks` was never
+                called or the executor is closed.
+        """
+        self._check_open()
+        num_rollouts = check_positive_int("num_rollouts", num_rollouts)
+        phase = check_non_negative_int("phase", phase)
+        check_policy(policy, self.meta_batch_size, self.obs_dim, self.action_dim)
+        if not self._tasks_set:
+            raise RuntimeError("call set_tasks() before collect()")
+        refs = [
+            actor.collect.remote(self._ray.put(policy.task_slice(start, stop)), num_rollouts,
+                                 phase)
+            for actor, (start, stop) in zip(self._actors, self.task_blocks)
+        ]
+        batches = self._gather(refs, "collect", self.timeout)
+        paths = concatenate_paths(batches)
+        # One actor: concatenate_paths returns its (read-only, object-store backed) arrays.
+        return _writable(paths) if len(batches) == 1 else paths
+
+    def worker_info(self) -> list[dict[str, Any]]:
+        """Diagnostics of each actor.
+
+        Returns:
+            One dict per actor: ``pid``, ``hostname``, ``tensorflow_imported`` (it should be
+            False) and ``cpu_seconds`` (the actor's CPU time so far).
+
+        Raises:
+            RuntimeError: if an actor died or the executor is closed.
+        """
+        self._check_open()
+        return self._gather([a.info.remote() for a in self._actors], "worker_info", self.timeout)
+
+    @property
+    def actors(self) -> list[Any]:
+        """The Ray actor handles, one per task block (empty once closed)."""
+        return list(self._actors)
+
+    def close(self) -> None:
+        """Kill the actors (safe to call more than once); Ray itself keeps running."""
+        self._closed = True
+        for actor in self._actors:
+            with contextlib.suppress(Exception):
+                self._ray.kill(actor, no_restart=True)
+        self._actors = []
+
+    def __enter__(self) -> MetaRayEnvExecutor:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
