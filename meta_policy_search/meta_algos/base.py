@@ -41,6 +41,9 @@ class MAMLAlgo(tf.Module):
         trainable_inner_step_size: meta-learn ``alpha`` with the outer optimizer (Meta-SGD).
         inner_type: ``'likelihood_ratio'`` (LVC), ``'log_likelihood'`` (MAML) or ``'dice'``.
         first_order: drop the second-order term (first-order MAML approximation).
+        jit_compile: compile the algorithm's graphs (inner step, outer objective and optimizer
+            steps) with XLA (``tf.function(jit_compile=True)``); the results are the same up to
+            floating point rounding.
     """
 
     def __init__(
@@ -52,6 +55,7 @@ class MAMLAlgo(tf.Module):
         trainable_inner_step_size: bool = False,
         inner_type: str = "likelihood_ratio",
         first_order: bool = False,
+        jit_compile: bool = False,
     ) -> None:
         super().__init__(name=type(self).__name__)
         if inner_type not in INNER_TYPES:
@@ -72,6 +76,7 @@ class MAMLAlgo(tf.Module):
         self.trainable_inner_step_size = bool(trainable_inner_step_size)
         self.inner_type = inner_type
         self.first_order = bool(first_order)
+        self.jit_compile = bool(jit_compile)
         params = policy.get_params()
         self.step_sizes = {
             name: tf.Variable(
@@ -81,7 +86,9 @@ class MAMLAlgo(tf.Module):
             )
             for name in policy.trainable_param_names
         }
-        self._adapt_graph = tf.function(self._adapt_step, reduce_retracing=True)
+        self._adapt_graph = tf.function(
+            self._adapt_step, reduce_retracing=True, jit_compile=self.jit_compile
+        )
 
     # ---------------------------------------------------------------------------- variables
     @property

@@ -33,6 +33,7 @@ class DICEMAML(VPGMAML):
         learning_rate: float = 1e-3,
         trainable_inner_step_size: bool = False,
         first_order: bool = False,
+        jit_compile: bool = False,
     ) -> None:
         if max_path_length <= 0:
             raise ValueError(f"max_path_length must be a positive integer, got {max_path_length!r}")
@@ -40,7 +41,7 @@ class DICEMAML(VPGMAML):
         super().__init__(
             policy, inner_lr, meta_batch_size, num_inner_grad_steps, learning_rate,
             inner_type="dice", trainable_inner_step_size=trainable_inner_step_size,
-            first_order=first_order,
+            first_order=first_order, jit_compile=jit_compile,
         )
 
     def _check_all_samples(self, all_samples_data):

@@ -101,9 +101,10 @@ def dice_objective(
     Returns:
         ``[T]`` per-task losses.
     """
-    cumulative = tf.cumsum(log_likelihood * mask, axis=-1)
-    cumulative_old = tf.stop_gradient(tf.cumsum(log_likelihood_old * mask, axis=-1))
-    weights = tf.exp(cumulative - cumulative_old)
+    # Accumulate the per-step log-ratios rather than subtracting two long cumulative sums: the
+    # latter cancels catastrophically in float32 when H is large.
+    log_ratio = (log_likelihood - tf.stop_gradient(log_likelihood_old)) * mask
+    weights = tf.exp(tf.cumsum(log_ratio, axis=-1))
     per_rollout = tf.reduce_sum(weights * adjusted_rewards * mask, axis=-1)
     return -tf.reduce_mean(per_rollout, axis=-1)
 

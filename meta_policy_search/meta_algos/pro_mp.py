@@ -57,10 +57,11 @@ class ProMP(MAMLAlgo):
         anneal_factor: float = 1.0,
         trainable_inner_step_size: bool = False,
         first_order: bool = False,
+        jit_compile: bool = False,
     ) -> None:
         super().__init__(
             policy, inner_lr, meta_batch_size, num_inner_grad_steps,
-            trainable_inner_step_size, "likelihood_ratio", first_order,
+            trainable_inner_step_size, "likelihood_ratio", first_order, jit_compile=jit_compile,
         )
         if not clip_eps > 0:
             raise ValueError(f"clip_eps must be > 0, got {clip_eps!r}")
@@ -82,10 +83,14 @@ class ProMP(MAMLAlgo):
         self.current_clip_eps = tf.Variable(tf.cast(clip_eps, dtype), trainable=False, name="clip_eps")
         self.num_outer_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="num_outer_steps")
         self.optimizer = MAMLFirstOrderOptimizer(
-            learning_rate=learning_rate, max_epochs=num_ppo_steps, num_minibatches=num_minibatches
+            learning_rate=learning_rate, max_epochs=num_ppo_steps, num_minibatches=num_minibatches,
+            jit_compile=self.jit_compile,
         )
         self.optimizer.build(self.meta_variables, self.meta_loss)
-        self._inner_kls_graph = tf.function(self.inner_kls, reduce_retracing=True)
+        # LossAfter and the inner KLs in one graph: they share the inner-step chain.
+        self._loss_and_inner_kls_graph = tf.function(
+            self.meta_loss_and_inner_kls, reduce_retracing=True, jit_compile=self.jit_compile
+        )
 
     def inner_kls(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
         """``[K]``: mean over tasks of ``KL(pi_old_k || pi_{theta_k})`` on each inner batch."""
@@ -97,8 +102,8 @@ class ProMP(MAMLAlgo):
         kl = batch.per_step(DiagonalGaussian.kl(batch.old_dist_info, dist_info))
         return tf.reduce_mean(objectives.masked_task_mean(kl, batch.mask))
 
-    def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
-        """ProMP's outer loss (see the class docstring) at the current parameters."""
+    def meta_loss_and_inner_kls(self, batches: Sequence[TensorBatch]) -> tuple[tf.Tensor, tf.Tensor]:
+        """ProMP's outer loss and the ``[K]`` inner KLs of :meth:`inner_kls`, from one chain."""
         chain = self.adapted_params(batches[:-1])
         post = batches[-1]
         log_likelihood, _ = self.log_likelihood(chain[-1], post)
@@ -107,7 +112,11 @@ class ProMP(MAMLAlgo):
             ratio, post.advantages, post.mask, self.current_clip_eps
         )
         kls = tf.stack([self._step_kl(params, batch) for params, batch in zip(chain[:-1], batches[:-1])])
-        return tf.reduce_mean(surrogate) + tf.reduce_sum(self.inner_kl_coeffs * kls)
+        return tf.reduce_mean(surrogate) + tf.reduce_sum(self.inner_kl_coeffs * kls), kls
+
+    def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
+        """ProMP's outer loss (see the class docstring) at the current parameters."""
+        return self.meta_loss_and_inner_kls(batches)[0]
 
     def adapt_kl_coeffs(self, inner_kls: np.ndarray) -> None:
         """The adaptive penalty rule: halve ``eta_k`` below target/1.5, double above 1.5 target."""
@@ -119,11 +128,12 @@ class ProMP(MAMLAlgo):
     def optimize_policy(self, all_samples_data: Sequence[SampleBatch], log: bool = True) -> dict[str, float]:
         """Run ``num_ppo_steps`` Adam steps on the meta-objective, then adapt the KL penalty."""
         batches = self._check_all_samples(all_samples_data)
-        optimizer_stats = self.optimizer.optimize(batches)
-        inner_kls = self._inner_kls_graph(batches).numpy()
+        optimizer_stats = self.optimizer.optimize(batches, loss_after=False)
+        loss_after, inner_kls = self._loss_and_inner_kls_graph(batches)
+        inner_kls = inner_kls.numpy()
         stats = {
             "LossBefore": float(optimizer_stats["LossBefore"]),
-            "LossAfter": float(optimizer_stats["LossAfter"]),
+            "LossAfter": float(loss_after),
             "KLInner": float(np.mean(inner_kls)),
             "KLCoeffInner": float(np.mean(self.inner_kl_coeffs.numpy())),
             "ClipEps": float(self.current_clip_eps.numpy()),

@@ -39,14 +39,17 @@ class VPGMAML(MAMLAlgo):
         trainable_inner_step_size: bool = False,
         first_order: bool = False,
         num_outer_steps: int = 1,
+        jit_compile: bool = False,
     ) -> None:
         super().__init__(
             policy, inner_lr, meta_batch_size, num_inner_grad_steps,
-            trainable_inner_step_size, inner_type, first_order,
+            trainable_inner_step_size, inner_type, first_order, jit_compile=jit_compile,
         )
         self.learning_rate = float(learning_rate)
         self.exploration = bool(exploration)
-        self.optimizer = MAMLFirstOrderOptimizer(learning_rate=learning_rate, max_epochs=num_outer_steps)
+        self.optimizer = MAMLFirstOrderOptimizer(
+            learning_rate=learning_rate, max_epochs=num_outer_steps, jit_compile=self.jit_compile
+        )
         self.optimizer.build(self.meta_variables, self.meta_loss)
 
     def meta_loss(self, batches):

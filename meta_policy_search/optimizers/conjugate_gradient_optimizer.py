@@ -119,6 +119,9 @@ class ConjugateGradientOptimizer:
         hvp_approach: ``'exact'``, ``'forward_over_reverse'`` or ``'finite_difference'``.
         finite_diff_eps: relative step of the finite-difference HVP, > 0.
         residual_tol: conjugate gradient stops once the squared residual falls below this.
+        jit_compile: compile the graph pieces (gradient, Hessian-vector product, loss,
+            constraint, line-search step) with XLA (``tf.function(jit_compile=True)``). The
+            conjugate gradient and line-search loops stay in Python and call them.
 
     Raises:
         ValueError: on out-of-range arguments.
@@ -134,6 +137,7 @@ class ConjugateGradientOptimizer:
         hvp_approach: str = "exact",
         finite_diff_eps: float = 1e-5,
         residual_tol: float = 1e-10,
+        jit_compile: bool = False,
     ) -> None:
         if int(cg_iters) < 1:
             raise ValueError(f"cg_iters must be >= 1, got {cg_iters}")
@@ -155,6 +159,7 @@ class ConjugateGradientOptimizer:
         self.hvp_approach = hvp_approach
         self.finite_diff_eps = float(finite_diff_eps)
         self.residual_tol = float(residual_tol)
+        self.jit_compile = bool(jit_compile)
         self._built = False
 
     # ------------------------------------------------------------------ build
@@ -191,14 +196,13 @@ class ConjugateGradientOptimizer:
             "forward_over_reverse": self._hvp_forward_over_reverse,
             "finite_difference": self._hvp_finite_difference,
         }[self.hvp_approach]
-        self._hvp_tf = tf.function(hvp_impl, reduce_retracing=True)
-        self._loss_tf = tf.function(lambda inputs: loss_fn(inputs), reduce_retracing=True)
-        self._constraint_tf = tf.function(
-            lambda inputs: constraint_fn(inputs), reduce_retracing=True
-        )
-        self._gradient_tf = tf.function(self._loss_and_gradient, reduce_retracing=True)
-        self._try_step_tf = tf.function(self._try_step, reduce_retracing=True)
-        self._assign_tf = tf.function(self._assign_flat, reduce_retracing=True)
+        compile_options = dict(reduce_retracing=True, jit_compile=self.jit_compile)
+        self._hvp_tf = tf.function(hvp_impl, **compile_options)
+        self._loss_tf = tf.function(lambda inputs: loss_fn(inputs), **compile_options)
+        self._constraint_tf = tf.function(lambda inputs: constraint_fn(inputs), **compile_options)
+        self._gradient_tf = tf.function(self._loss_and_gradient, **compile_options)
+        self._try_step_tf = tf.function(self._try_step, **compile_options)
+        self._assign_tf = tf.function(self._assign_flat, **compile_options)
         self._built = True
 
     # ---------------------------------------------------------- graph pieces

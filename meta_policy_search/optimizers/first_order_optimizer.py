@@ -43,6 +43,8 @@ class MAMLFirstOrderOptimizer:
         beta1: Adam first-moment decay.
         beta2: Adam second-moment decay.
         epsilon: Adam denominator offset.
+        jit_compile: compile the Adam step and the loss with XLA
+            (``tf.function(jit_compile=True)``).
 
     Raises:
         ValueError: on out-of-range arguments.
@@ -59,6 +61,7 @@ class MAMLFirstOrderOptimizer:
         beta1: float = 0.9,
         beta2: float = 0.999,
         epsilon: float = 1e-8,
+        jit_compile: bool = False,
     ) -> None:
         if int(max_epochs) < 1:
             raise ValueError(f"max_epochs must be >= 1, got {max_epochs}")
@@ -70,6 +73,7 @@ class MAMLFirstOrderOptimizer:
         self.num_minibatches = int(num_minibatches)
         self.tolerance = tolerance
         self.verbose = bool(verbose)
+        self.jit_compile = bool(jit_compile)
         self._rng = np.random.default_rng(seed)
         self._adam = Adam(learning_rate, beta1=beta1, beta2=beta2, epsilon=epsilon)
         self._built = False
@@ -100,8 +104,9 @@ class MAMLFirstOrderOptimizer:
         self._variables = check_variables(variables)
         self._loss_fn = loss_fn
         self._adam.build(self._variables)
-        self._step_tf = tf.function(self._step, reduce_retracing=True)
-        self._loss_tf = tf.function(lambda inputs: loss_fn(inputs), reduce_retracing=True)
+        compile_options = dict(reduce_retracing=True, jit_compile=self.jit_compile)
+        self._step_tf = tf.function(self._step, **compile_options)
+        self._loss_tf = tf.function(lambda inputs: loss_fn(inputs), **compile_options)
         self._built = True
 
     @property

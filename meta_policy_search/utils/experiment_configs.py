@@ -94,6 +94,8 @@ class MetaRLConfig:
     """Number of inner adaptation steps."""
     trainable_inner_step_size: bool = False
     """Meta-learn the per-parameter inner step sizes."""
+    jit_compile: bool = False
+    """Compile the algorithm's graphs with XLA (``benchmarks/results/algo_steps.md``)."""
     log_formats: tuple[str, ...] = ("stdout", "log", "csv", "tensorboard")
     """Logger outputs (``stdout`` prints a table per iteration)."""
 
@@ -130,6 +132,8 @@ class TRPOMAMLConfig(MetaRLConfig):
     """Inner objective: ``log_likelihood`` (MAML), ``likelihood_ratio`` (LVC) or ``dice``."""
     exploration: bool = False
     """Add E-MAML's exploration term."""
+    jit_compile: bool = True
+    """Compile with XLA: 1.2-1.3x faster TRPO steps (``benchmarks/results/algo_steps.md``)."""
 
 
 @dataclasses.dataclass(frozen=True)
