@@ -1,4 +1,4 @@
-# The two commands of the README: `make train` (main job) and `make test` (all tests + docs).
+# The two commands of the README: `make train` (main job) and `make test` (all tests, docs, lint).
 # Each creates the virtual environment .venv on first use.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 RUN_DIR ?= data/promp_point_quickstart
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-.PHONY: venv train test docs bench clean
+.PHONY: venv train test docs lint bench clean
 
 venv: $(VENV)/.installed
 
@@ -25,9 +25,14 @@ train: venv
 test: venv
 	$(PY) -m pytest tests -q --durations=15
 	$(MAKE) docs
+	$(MAKE) lint
 
 docs: venv
 	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
+
+# ruff.toml and mypy.ini hold the settings.
+lint: venv
+	$(PY) -m ruff check . && $(PY) -m mypy
 
 bench: venv
 	$(PY) benchmarks/sampling_benchmark.py

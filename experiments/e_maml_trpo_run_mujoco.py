@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from meta_policy_search.utils.experiment import TRPOMAMLConfig, run_experiment
-
 from trpo_maml_run_mujoco import make_algo
+
+from meta_policy_search.utils.experiment import TRPOMAMLConfig, run_experiment
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from meta_policy_search.utils.experiment import VPGMAMLConfig, run_experiment
-
 from vpg_maml_run_mujoco import make_algo
+
+from meta_policy_search.utils.experiment import VPGMAMLConfig, run_experiment
 
 
 @dataclasses.dataclass(frozen=True)

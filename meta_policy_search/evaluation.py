@@ -155,9 +155,7 @@ def evaluate_adaptation(
             f"got {len(tasks)} tasks but the sampler was built for meta_batch_size="
             f"{sampler.meta_batch_size}; build the components with meta_batch_size=len(tasks)"
         )
-    # The sampler has no public task setter: its state round trip (get_state/set_state) sets
-    # the tasks on the executor and keeps the phase and task RNG unchanged.
-    sampler.set_state({**sampler.get_state(), "tasks": tasks})
+    sampler.set_tasks(tasks)
     results = []
     policy.switch_to_pre_update()
     try:
@@ -260,7 +258,10 @@ def build_evaluation(
         ValueError: if ``n_tasks`` or ``rollouts_per_task`` is not a positive integer.
     """
     from meta_policy_search.utils.experiment import (
-        build_env, build_policy, build_sampler, derive_seeds,
+        build_env,
+        build_policy,
+        build_sampler,
+        derive_seeds,
     )
 
     updates: dict[str, Any] = {"meta_batch_size": _check_positive("n_tasks", n_tasks)}

@@ -76,5 +76,6 @@ class SampleBatch(PathBatch):
     @classmethod
     def from_paths(cls, paths: PathBatch, **computed: np.ndarray | None) -> SampleBatch:
         """Build a sample batch from ``paths`` and the processor's computed fields."""
-        fields = {f.name: getattr(paths, f.name) for f in dataclasses.fields(PathBatch)}
-        return cls(**fields, **computed)
+        fields: dict[str, Any] = {f.name: getattr(paths, f.name) for f in dataclasses.fields(PathBatch)}
+        fields.update(computed)
+        return cls(**fields)

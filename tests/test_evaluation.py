@@ -18,9 +18,9 @@ from meta_policy_search.utils.experiment import build_sample_processor
 EXPERIMENTS_DIR = os.path.join(os.path.dirname(__file__), os.pardir, "experiments")
 sys.path.insert(0, EXPERIMENTS_DIR)
 import meta_test  # noqa: E402
+from promp_run_mujoco import make_algo  # noqa: E402
 from promp_run_point_mass import Config as PointConfig  # noqa: E402
 from promp_run_point_mass import main as train_point_mass  # noqa: E402
-from promp_run_mujoco import make_algo  # noqa: E402
 
 sys.path.remove(EXPERIMENTS_DIR)
 

@@ -13,7 +13,7 @@ from meta_policy_search.envs import make_env, normalize
 from meta_policy_search.meta_algos import TRPOMAML, VPGMAML, ProMP
 from meta_policy_search.meta_trainer import Trainer
 from meta_policy_search.policies import MetaGaussianMLPPolicy
-from meta_policy_search.samplers import MetaSampler, MetaSampleProcessor
+from meta_policy_search.samplers import MetaSampleProcessor, MetaSampler
 from meta_policy_search.utils import logger
 
 TASKS, ROLLOUTS, HORIZON = 10, 10, 50
@@ -36,7 +36,8 @@ def run(name, tmp_path, seed=0):
     policy = MetaGaussianMLPPolicy(TASKS, 2, 2, hidden_sizes=(64, 64), seed=seed)
     sampler = MetaSampler(env, policy, rollouts_per_meta_task=ROLLOUTS, meta_batch_size=TASKS,
                           max_path_length=HORIZON, seed=seed)
-    processor = MetaSampleProcessor(LinearFeatureBaseline(), discount=0.99, gae_lambda=1.0, normalize_adv=True)
+    processor = MetaSampleProcessor(LinearFeatureBaseline(), discount=0.99, gae_lambda=1.0,
+                                    normalize_adv=True)
     history = []
     logger.configure(dir=str(tmp_path), format_strs=["csv"])
     trainer = Trainer(make_algo(policy), env, sampler, processor, policy, n_itr=n_itr,

@@ -74,7 +74,8 @@ ALGOS = {
     "TRPO-MAML-DiCE": lambda p, k, **kw: TRPOMAML(p, 0.3, T, k, inner_type="dice", **kw),
     "E-MAML-TRPO": lambda p, k, **kw: TRPOMAML(p, 0.3, T, k, exploration=True, **kw),
     "VPG-MAML": lambda p, k, **kw: VPGMAML(p, 0.3, T, k, inner_type="log_likelihood", **kw),
-    "E-MAML-VPG": lambda p, k, **kw: VPGMAML(p, 0.3, T, k, inner_type="log_likelihood", exploration=True, **kw),
+    "E-MAML-VPG": lambda p, k, **kw: VPGMAML(p, 0.3, T, k, inner_type="log_likelihood", exploration=True,
+                                             **kw),
     "DiCE-MAML": lambda p, k, **kw: DICEMAML(p, 0.3, T, max_path_length=H, num_inner_grad_steps=k, **kw),
     "VPG-DiCE": lambda p, k, **kw: VPG_DICEMAML(p, 0.3, T, max_path_length=H, num_inner_grad_steps=k, **kw),
 }

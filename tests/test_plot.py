@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "experiments"))
-import plot  # noqa: E402
+import plot
 
 sys.path.pop(0)
 

@@ -3,8 +3,21 @@
 from __future__ import annotations
 
 import abc
+from typing import overload
 
 import numpy as np
+
+
+@overload
+def check_baseline_inputs(
+    observations: np.ndarray, mask: np.ndarray, returns: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+
+@overload
+def check_baseline_inputs(
+    observations: np.ndarray, mask: np.ndarray, returns: None = None
+) -> tuple[np.ndarray, np.ndarray, None]: ...
 
 
 def check_baseline_inputs(

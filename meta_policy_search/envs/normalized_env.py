@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, SupportsFloat, cast
+
 import gymnasium as gym
 import numpy as np
 
@@ -42,28 +44,33 @@ class NormalizedEnv(gym.Wrapper, MetaEnv):
         scaled = np.asarray(action) * self._scale + self._offset
         return np.minimum(np.maximum(scaled, self._low), self._high)
 
-    def step(self, action):  # noqa: D102 - gymnasium API
+    def step(self, action: np.ndarray) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         return self.env.step(self.action(action))
 
     # The task interface goes straight through to the wrapped env.
     @property
-    def task_rng(self):  # noqa: D102
-        return self.env.unwrapped.task_rng
+    def _meta_env(self) -> MetaEnv:
+        # The constructor takes a MetaEnv, so the innermost env is one.
+        return cast(MetaEnv, self.env.unwrapped)
 
-    def seed_tasks(self, seed: int | None) -> None:  # noqa: D102
-        self.env.unwrapped.seed_tasks(seed)
+    @property
+    def task_rng(self) -> np.random.Generator:
+        return self._meta_env.task_rng
 
-    def sample_tasks(self, n_tasks: int) -> list[Task]:  # noqa: D102
-        return self.env.unwrapped.sample_tasks(n_tasks)
+    def seed_tasks(self, seed: int | None) -> None:
+        self._meta_env.seed_tasks(seed)
 
-    def set_task(self, task: Task) -> None:  # noqa: D102
-        self.env.unwrapped.set_task(task)
+    def sample_tasks(self, n_tasks: int) -> list[Task]:
+        return self._meta_env.sample_tasks(n_tasks)
 
-    def get_task(self) -> Task:  # noqa: D102
-        return self.env.unwrapped.get_task()
+    def set_task(self, task: Task) -> None:
+        self._meta_env.set_task(task)
 
-    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:  # noqa: D102
-        return self.env.unwrapped.log_diagnostics(paths, prefix)
+    def get_task(self) -> Task:
+        return self._meta_env.get_task()
+
+    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
+        return self._meta_env.log_diagnostics(paths, prefix)
 
 
 def normalize(env: MetaEnv, normalization_scale: float = 10.0) -> NormalizedEnv:

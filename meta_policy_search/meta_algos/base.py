@@ -9,14 +9,12 @@ import tensorflow as tf
 
 from meta_policy_search.meta_algos import objectives
 from meta_policy_search.meta_algos.batch import TensorBatch, to_tensor_batch
-from meta_policy_search.meta_algos.inner_step import adapt
+from meta_policy_search.meta_algos.inner_step import Params, adapt
 from meta_policy_search.policies.distributions import DiagonalGaussian
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
 
 INNER_TYPES = ("likelihood_ratio", "log_likelihood", "dice")
-
-Params = dict[str, tf.Tensor]
 
 
 class MAMLAlgo(tf.Module):
@@ -117,7 +115,8 @@ class MAMLAlgo(tf.Module):
     # ---------------------------------------------------------------------- policy evaluation
     def tiled_params(self, num_tasks: int | tf.Tensor) -> Params:
         """The shared policy parameters repeated on a leading task axis (differentiable)."""
-        return {name: tf.repeat(var[None], num_tasks, axis=0) for name, var in self.policy.get_params().items()}
+        params = self.policy.get_params()
+        return {name: tf.repeat(var[None], num_tasks, axis=0) for name, var in params.items()}
 
     def log_likelihood(self, params: Params, batch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """Per-step log-likelihoods ``[T, R, H]`` of the batch's actions under ``params``.

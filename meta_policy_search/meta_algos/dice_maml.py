@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import tensorflow as tf
 
 from meta_policy_search.meta_algos import objectives
+from meta_policy_search.meta_algos.batch import TensorBatch
 from meta_policy_search.meta_algos.vpg_maml import VPGMAML
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
+from meta_policy_search.types import SampleBatch
 
 
 class DICEMAML(VPGMAML):
@@ -44,17 +48,18 @@ class DICEMAML(VPGMAML):
             first_order=first_order, jit_compile=jit_compile,
         )
 
-    def _check_all_samples(self, all_samples_data):
+    def _check_all_samples(self, all_samples_data: Sequence[SampleBatch]) -> tuple[TensorBatch, ...]:
         for samples in all_samples_data:
             if samples.adjusted_rewards is None:
                 raise ValueError("DiCE needs adjusted_rewards: process samples with DiceSampleProcessor")
             if samples.mask.shape[-1] != self.max_path_length:
                 raise ValueError(
-                    f"samples have H={samples.mask.shape[-1]}, expected max_path_length={self.max_path_length}"
+                    f"samples have H={samples.mask.shape[-1]}, "
+                    f"expected max_path_length={self.max_path_length}"
                 )
         return super()._check_all_samples(all_samples_data)
 
-    def meta_loss(self, batches):
+    def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
         """The DiCE objective of the post-update batch under the adapted parameters."""
         chain = self.adapted_params(batches[:-1])
         post = batches[-1]
@@ -71,6 +76,6 @@ class VPG_DICEMAML(DICEMAML):  # noqa: N801 - the original's public name
 
     """
 
-    def meta_loss(self, batches):
+    def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
         """Post-update surrogate ``mean_t[-r A]`` through the DiCE inner steps."""
         return self.surrogate_meta_loss(batches, exploration=False)

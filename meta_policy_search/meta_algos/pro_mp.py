@@ -10,6 +10,7 @@ import tensorflow as tf
 from meta_policy_search.meta_algos import objectives
 from meta_policy_search.meta_algos.base import MAMLAlgo, log_statistics
 from meta_policy_search.meta_algos.batch import TensorBatch
+from meta_policy_search.meta_algos.inner_step import Params
 from meta_policy_search.optimizers import MAMLFirstOrderOptimizer
 from meta_policy_search.policies.distributions import DiagonalGaussian
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
@@ -97,7 +98,7 @@ class ProMP(MAMLAlgo):
         chain = self.adapted_params(batches[:-1])
         return tf.stack([self._step_kl(params, batch) for params, batch in zip(chain[:-1], batches[:-1])])
 
-    def _step_kl(self, params, batch: TensorBatch) -> tf.Tensor:
+    def _step_kl(self, params: Params, batch: TensorBatch) -> tf.Tensor:
         dist_info = self.policy.forward(params, batch.observations)
         kl = batch.per_step(DiagonalGaussian.kl(batch.old_dist_info, dist_info))
         return tf.reduce_mean(objectives.masked_task_mean(kl, batch.mask))
@@ -148,7 +149,7 @@ class ProMP(MAMLAlgo):
             log_statistics(stats)
         return stats
 
-    def checkpoint_state(self):
+    def checkpoint_state(self) -> dict[str, tf.Module | tf.Variable]:
         """As :meth:`MAMLAlgo.checkpoint_state`, plus KL coefficients and clip annealing."""
         state = super().checkpoint_state()
         state.update(

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import tensorflow as tf
+
 from meta_policy_search.meta_algos.base import MAMLAlgo, log_statistics
+from meta_policy_search.meta_algos.batch import TensorBatch
 from meta_policy_search.optimizers import MAMLFirstOrderOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
@@ -52,7 +55,7 @@ class VPGMAML(MAMLAlgo):
         )
         self.optimizer.build(self.meta_variables, self.meta_loss)
 
-    def meta_loss(self, batches):
+    def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
         """Post-update surrogate loss (+ E-MAML term) at the current parameters."""
         return self.surrogate_meta_loss(batches, exploration=self.exploration)
 

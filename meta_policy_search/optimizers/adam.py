@@ -6,7 +6,7 @@ guaranteed to track slots of raw ``tf.Variable`` objects in a ``tf.train.Checkpo
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import tensorflow as tf
 
@@ -104,7 +104,9 @@ class Adam(tf.Module):
                 return i
         raise ValueError(f"variable {var.name} was not passed to Adam.build(); no slots for it")
 
-    def apply_gradients(self, grads_and_vars: Iterable[tuple[tf.Tensor | None, tf.Variable]]):
+    def apply_gradients(
+        self, grads_and_vars: Iterable[tuple[tf.Tensor | None, tf.Variable]]
+    ) -> tf.Tensor:
         """Apply one Adam step; ``None`` gradients leave their variable (and slots) unchanged.
 
         Works eagerly and inside ``tf.function``. The step counter advances once per call.
@@ -118,7 +120,7 @@ class Adam(tf.Module):
         Raises:
             ValueError: if not built, or a variable was not passed to :meth:`build`.
         """
-        if self.iterations is None:
+        if self.iterations is None or self.learning_rate is None:
             raise ValueError("call Adam.build(variables) before apply_gradients")
         pairs = [(g, v) for g, v in grads_and_vars if g is not None]
         step = self.iterations.assign_add(1)

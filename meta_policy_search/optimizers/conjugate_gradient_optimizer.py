@@ -13,7 +13,8 @@ the constraint equals its bound, then shrunk by a backtracking line search.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import tensorflow as tf
 
@@ -63,10 +64,14 @@ def conjugate_gradient(
         raise ValueError(f"cg_iters must be >= 1, got {cg_iters}")
     tol = tf.constant(residual_tol, b.dtype)
 
-    def cond(i, x, r, p, rdotr):
+    def cond(
+        i: tf.Tensor, x: tf.Tensor, r: tf.Tensor, p: tf.Tensor, rdotr: tf.Tensor
+    ) -> tf.Tensor:
         return tf.logical_and(i < cg_iters, rdotr >= tol)
 
-    def body(i, x, r, p, rdotr):
+    def body(
+        i: tf.Tensor, x: tf.Tensor, r: tf.Tensor, p: tf.Tensor, rdotr: tf.Tensor
+    ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
         z = hvp_fn(p)
         alpha = rdotr / tf.tensordot(p, z, 1)
         x = x + alpha * p
@@ -213,7 +218,9 @@ class ConjugateGradientOptimizer:
         for var, value in zip(self._variables, unflatten_tensors(flat, self._shapes)):
             var.assign(value)
 
-    def _flat_gradient(self, fn: Callable[[Inputs], tf.Tensor], inputs: Inputs):
+    def _flat_gradient(
+        self, fn: Callable[[Inputs], tf.Tensor], inputs: Inputs
+    ) -> tuple[tf.Tensor, tf.Tensor]:
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(self._variables)
             value = fn(inputs)
@@ -222,7 +229,7 @@ class ConjugateGradientOptimizer:
         )
         return value, flatten_tensors(grads)
 
-    def _loss_and_gradient(self, inputs: Inputs):
+    def _loss_and_gradient(self, inputs: Inputs) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         loss, grad = self._flat_gradient(self._loss_fn, inputs)
         return loss, self._constraint_fn(inputs), grad
 
@@ -255,7 +262,7 @@ class ConjugateGradientOptimizer:
         hv = (grad_plus - grad_minus) / (2.0 * h)
         return tf.where(v_norm > 0, hv, tf.zeros_like(hv))
 
-    def _try_step(self, inputs: Inputs, flat_params: tf.Tensor):
+    def _try_step(self, inputs: Inputs, flat_params: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         self._assign_flat(flat_params)
         return self._loss_fn(inputs), self._constraint_fn(inputs)
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -186,6 +187,7 @@ class MAMLFirstOrderOptimizer:
             ):
                 break
             previous_epoch_loss = epoch_loss
+        assert loss_before is not None  # max_epochs >= 1, so the first step has set it
         stats = {"LossBefore": loss_before}
         if loss_after:
             stats["LossAfter"] = float(self._loss_tf(inputs))

@@ -6,7 +6,8 @@ optimized variable; these helpers convert between that vector and the list of va
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import tensorflow as tf
 

@@ -1,6 +1,8 @@
 """Policies. TensorFlow is imported lazily so that sampler workers can use
 :mod:`meta_policy_search.policies.numpy_policy` without loading it."""
 
+from typing import Any
+
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 
 _LAZY = {
@@ -13,7 +15,7 @@ _LAZY = {
 __all__ = ["NumpyGaussianMLP", *_LAZY]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 

@@ -157,12 +157,14 @@ class GaussianMLPPolicy(tf.Module):
             dtype=self.dtype.name,
         )
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         # Pickle the configuration and the current values, not TensorFlow objects.
         return (_rebuild_policy, (type(self), self._config(), self.get_param_values()))
 
 
-def _rebuild_policy(cls: type, config: dict[str, Any], values: dict[str, np.ndarray]):
+def _rebuild_policy(
+    cls: type[GaussianMLPPolicy], config: dict[str, Any], values: dict[str, np.ndarray]
+) -> GaussianMLPPolicy:
     policy = cls(**config)
     policy.set_param_values(values)
     return policy

@@ -120,5 +120,5 @@ class MetaGaussianMLPPolicy(GaussianMLPPolicy):
     def _config(self) -> dict[str, Any]:
         return dict(meta_batch_size=self.meta_batch_size, **super()._config())
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild_policy, (type(self), self._config(), self.get_param_values()))

@@ -7,11 +7,12 @@ step for all environments of their tasks (one batched matmul per layer).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-NONLINEARITIES = {
+NONLINEARITIES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "tanh": np.tanh,
     "relu": lambda x: np.maximum(x, 0.0),
     "identity": lambda x: x,

@@ -77,7 +77,7 @@ class DiceSampleProcessor(MetaSampleProcessor):
         )
         self.max_path_length = int(max_path_length)
 
-    def _compute_fields(self, paths: PathBatch) -> dict[str, np.ndarray | None]:
+    def _compute_fields(self, paths: PathBatch) -> dict[str, np.ndarray]:
         """Add ``adjusted_rewards`` ``[T, R, H]`` to the fields of :class:`MetaSampleProcessor`."""
         horizon = np.shape(paths.rewards)[-1]
         if horizon != self.max_path_length:

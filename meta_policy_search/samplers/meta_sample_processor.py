@@ -128,8 +128,11 @@ class MetaSampleProcessor:
                 logger.logkv(key, value)
         return SampleBatch.from_paths(paths, **fields)
 
-    def _compute_fields(self, paths: PathBatch) -> dict[str, np.ndarray | None]:
-        """Return the computed ``SampleBatch`` fields (all ``[T, R, H]`` float32)."""
+    def _compute_fields(self, paths: PathBatch) -> dict[str, np.ndarray]:
+        """Return the computed ``SampleBatch`` fields (all ``[T, R, H]`` float32).
+
+        ``adjusted_rewards`` is left out (so it is ``None`` in the batch) unless a subclass adds it.
+        """
         rewards = np.asarray(paths.rewards, dtype=np.float32)
         mask = np.asarray(paths.mask, dtype=np.float32)
         observations = np.asarray(paths.observations)
@@ -146,7 +149,6 @@ class MetaSampleProcessor:
             "returns": returns.astype(np.float32),
             "baselines": baselines.astype(np.float32),
             "advantages": advantages.astype(np.float32),
-            "adjusted_rewards": None,
         }
 
     def _fit_predict_baselines(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from meta_policy_search.envs.base import check_positive_int
@@ -10,7 +11,6 @@ from meta_policy_search.samplers.iterative_executor import MetaIterativeEnvExecu
 from meta_policy_search.samplers.parallel_executor import MetaParallelEnvExecutor
 from meta_policy_search.samplers.rollout import check_non_negative_int, space_dim
 from meta_policy_search.types import PathBatch, Task
-
 
 EXECUTORS = ("iterative", "parallel", "ray")
 """Names accepted by ``MetaSampler(executor=...)``."""
@@ -167,7 +167,23 @@ class MetaSampler:
         Returns:
             The new tasks.
         """
-        tasks = list(self.env.sample_tasks(self.meta_batch_size))
+        return self.set_tasks(self.env.sample_tasks(self.meta_batch_size))
+
+    def set_tasks(self, tasks: Sequence[Task]) -> list[Task]:
+        """Use the given tasks (e.g. held-out meta-test tasks) for the following phases.
+
+        Args:
+            tasks: ``meta_batch_size`` tasks accepted by ``env.set_task``.
+
+        Returns:
+            The tasks, as a list.
+
+        Raises:
+            ValueError: if the number of tasks is not ``meta_batch_size``.
+        """
+        tasks = list(tasks)
+        if len(tasks) != self.meta_batch_size:
+            raise ValueError(f"got {len(tasks)} tasks, expected meta_batch_size={self.meta_batch_size}")
         self.executor.set_tasks(tasks)
         self._tasks = tasks
         return tasks

@@ -43,7 +43,7 @@ from meta_policy_search.samplers.rollout import (
 from meta_policy_search.types import PathBatch, Task
 
 
-class RemoteTraceback(Exception):
+class RemoteTraceback(Exception):  # noqa: N818 - not an error itself, named like concurrent.futures'
     """Carries a worker's formatted traceback; set as ``__cause__`` of re-raised exceptions."""
 
     def __str__(self) -> str:
@@ -90,6 +90,7 @@ def _worker_loop(
                 for env in task_envs:
                     env.close()
             return
+        result: PathBatch | dict[str, Any] | None
         try:
             if command == "set_tasks":
                 for task, task_envs in zip(payload, envs):
@@ -128,7 +129,8 @@ def _main_module_hidden(hide: bool) -> Iterator[None]:
     if not hide or main is None:
         yield
         return
-    saved = {key: main.__dict__[key] for key in ("__file__", "__spec__") if key in main.__dict__}
+    hidden_keys = ("__file__", "__spec__")
+    saved: dict[str, Any] = {key: main.__dict__[key] for key in hidden_keys if key in main.__dict__}
     main.__dict__.pop("__file__", None)
     main.__dict__["__spec__"] = None
     try:
@@ -254,7 +256,7 @@ class MetaParallelEnvExecutor:
             ready = mp_connection.wait(
                 list(pending) + [s for s, k in sentinels.items() if k in pending.values()]
             )
-            ready_conns = [obj for obj in ready if obj in pending]
+            ready_conns: list[Any] = [obj for obj in ready if obj in pending]  # like self._conns
             for conn in ready_conns:
                 k = pending.pop(conn)
                 try:

@@ -18,7 +18,7 @@ never load TensorFlow.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -275,14 +275,14 @@ def concatenate_paths(batches: Sequence[PathBatch]) -> PathBatch:
                 f"{sorted(batch.env_infos)}"
             )
 
-    def cat(get):
-        return np.concatenate([get(b) for b in batches], axis=0)
+    def cat(arrays: Iterable[np.ndarray]) -> np.ndarray:
+        return np.concatenate(list(arrays), axis=0)
 
     return PathBatch(
-        observations=cat(lambda b: b.observations),
-        actions=cat(lambda b: b.actions),
-        rewards=cat(lambda b: b.rewards),
-        mask=cat(lambda b: b.mask),
-        agent_infos={k: cat(lambda b, k=k: b.agent_infos[k]) for k in batches[0].agent_infos},
-        env_infos={k: cat(lambda b, k=k: b.env_infos[k]) for k in batches[0].env_infos},
+        observations=cat(b.observations for b in batches),
+        actions=cat(b.actions for b in batches),
+        rewards=cat(b.rewards for b in batches),
+        mask=cat(b.mask for b in batches),
+        agent_infos={k: cat(b.agent_infos[k] for b in batches) for k in batches[0].agent_infos},
+        env_infos={k: cat(b.env_infos[k] for b in batches) for k in batches[0].env_infos},
     )

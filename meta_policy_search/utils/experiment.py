@@ -27,8 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from meta_policy_search.utils.serialization import atomic_write_json
-
 from meta_policy_search.utils.experiment_configs import (  # noqa: F401 - re-exported
     DEFAULT_MAX_PATH_LENGTH,
     ENV_SETTINGS,
@@ -39,6 +37,7 @@ from meta_policy_search.utils.experiment_configs import (  # noqa: F401 - re-exp
     TRPOMAMLConfig,
     VPGMAMLConfig,
 )
+from meta_policy_search.utils.serialization import atomic_write_json
 
 
 # ---------------------------------------------------------------------------- config parsing
@@ -303,7 +302,7 @@ def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any
         policy=policy,
         rollouts_per_meta_task=config.rollouts_per_meta_task,
         meta_batch_size=config.meta_batch_size,
-        max_path_length=config.max_path_length,
+        max_path_length=resolved_horizon(config),
         envs_per_task=config.envs_per_task,
         parallel=parallel,
         n_parallel=config.n_parallel,
@@ -313,12 +312,24 @@ def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any
     )
 
 
+def resolved_horizon(config: MetaRLConfig) -> int:
+    """``config.max_path_length`` after :func:`resolve_config` filled it in from the env table.
+
+    Raises:
+        ConfigError: if it is still ``None``.
+    """
+    if config.max_path_length is None:
+        raise ConfigError("max_path_length is None: resolve the config with resolve_config() first")
+    return int(config.max_path_length)
+
+
 def build_baseline(config: MetaRLConfig) -> Any:
     """The baseline class named by ``config.baseline``, default-constructed."""
     from meta_policy_search import baselines
 
-    if config.baseline not in baselines.__all__:
-        raise ValueError(f"baseline must be one of {baselines.__all__}, got {config.baseline!r}")
+    names = [name for name in baselines.__all__ if name != "Baseline"]  # not the abstract base
+    if config.baseline not in names:
+        raise ValueError(f"baseline must be one of {names}, got {config.baseline!r}")
     return getattr(baselines, config.baseline)()
 
 
@@ -341,7 +352,7 @@ def build_dice_sample_processor(config: MetaRLConfig) -> Any:
 
     return DiceSampleProcessor(
         baseline=build_baseline(config),
-        max_path_length=config.max_path_length,
+        max_path_length=resolved_horizon(config),
         discount=config.discount,
         gae_lambda=config.gae_lambda,
         normalize_adv=config.normalize_adv,

@@ -51,7 +51,7 @@ class HumanOutputFormat(OutputFormat):
         self.path = path
         self._file: IO[str] | None = None
         if path is not None:
-            self._file = open(path, "a" if append else "w", encoding="utf-8")  # noqa: SIM115
+            self._file = open(path, "a" if append else "w", encoding="utf-8")
 
     @property
     def _stream(self) -> IO[str]:
@@ -157,7 +157,6 @@ class TensorBoardOutputFormat(OutputFormat):
 
     def __init__(self, logdir: str) -> None:
         import tensorflow as tf  # lazy: heavy, and only this writer needs it
-
         from tensorflow.core.framework import summary_pb2
 
         self._tf = tf

@@ -85,7 +85,7 @@ class Logger:
 
     def __init__(
         self,
-        dir: str | None = None,  # noqa: A002 - the original API's name
+        dir: str | None = None,
         format_strs: Sequence[str] = ("stdout",),
         snapshot_mode: str = "last",
         snapshot_gap: int = 1,
@@ -129,7 +129,8 @@ class Logger:
         if isinstance(value, str):
             raise ValueError(f"logkv_mean needs a number for key {key!r}, got {val!r}")
         count = self._counts.get(key, 0)
-        old = self._values.get(key, 0.0) if count else 0.0
+        # A running mean is always a float (logkv, which may store a string, resets the count).
+        old = float(self._values.get(key, 0.0)) if count else 0.0
         self._values[key] = (old * count + value) / (count + 1)
         self._counts[key] = count + 1
 
@@ -205,7 +206,7 @@ def _default_dir() -> str:
 
 
 def configure(
-    dir: str | None = None,  # noqa: A002 - the original API's name
+    dir: str | None = None,
     format_strs: Sequence[str] = FORMAT_STRS,
     snapshot_mode: str = "last",
     snapshot_gap: int = 1,

@@ -45,8 +45,11 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO]:
         prefix=TEMP_PREFIX + os.path.basename(path) + ".", dir=directory
     )
     try:
-        text_kwargs = {"encoding": "utf-8", "newline": ""} if mode == "w" else {}
-        with os.fdopen(fd, mode, **text_kwargs) as f:
+        if mode == "w":
+            file = os.fdopen(fd, mode, encoding="utf-8", newline="")
+        else:
+            file = os.fdopen(fd, mode)
+        with file as f:
             yield f
             f.flush()
             os.fsync(f.fileno())

@@ -12,17 +12,18 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mujoco
 import numpy as np
 from gymnasium import utils
+from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
 
 from meta_policy_search.envs.base import MetaEnv
 from meta_policy_search.types import Task
 
 
-class MujocoMetaEnv(MetaEnv):
+class MujocoMetaEnv(MetaEnv, MujocoEnv, utils.EzPickle):
     """Base of the MuJoCo meta-envs: a task-aware ``step``, never truncating, and pickling.
 
     Subclasses define :meth:`_step_info`, which turns the positions before and after the
@@ -34,7 +35,17 @@ class MujocoMetaEnv(MetaEnv):
     :class:`~gymnasium.utils.EzPickle`, then restores the task, the task RNG, the episode RNG
     and the simulator state, so a copy sent to a worker process behaves exactly like the
     original (same task, same next step).
+
+    :class:`~gymnasium.envs.mujoco.mujoco_env.MujocoEnv` and :class:`~gymnasium.utils.EzPickle`
+    are listed as bases so the simulator attributes (``model``, ``data``, ``dt``, ...) are typed;
+    the concrete gymnasium env, which derives from both, still follows this class in the method
+    resolution order, so the order is the same as without them.
     """
+
+    if TYPE_CHECKING:
+        # Defined by the concrete gymnasium env that follows this class in the MRO; declared for
+        # the type checker only, as a definition here would shadow the env's own.
+        def _get_obs(self) -> np.ndarray: ...
 
     def _finish_meta_init(self, task: Task, render_mode: str | None) -> None:
         """Record the constructor arguments for pickling and set the initial task.
@@ -65,7 +76,11 @@ class MujocoMetaEnv(MetaEnv):
         return (position_after - position_before) / self.dt
 
     # ------------------------------------------------------------------ gymnasium API
-    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, float]]:
+    # gymnasium's MujocoEnv.step narrows gym.Env.step's reward (SupportsFloat) and info
+    # (dict[str, Any]) to np.float64; the info contract here is Python floats.
+    def step(  # type: ignore[override]
+        self, action: np.ndarray
+    ) -> tuple[np.ndarray, float, bool, bool, dict[str, float]]:
         """Advance the physics ``frame_skip`` steps with ``action`` as the control.
 
         Args:

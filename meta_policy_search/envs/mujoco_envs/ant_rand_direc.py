@@ -5,7 +5,11 @@ from __future__ import annotations
 import numpy as np
 from gymnasium.envs.mujoco.ant_v5 import AntEnv
 
-from meta_policy_search.envs.mujoco_envs._common import clipped_contact_cost, squared_norm
+from meta_policy_search.envs.mujoco_envs._common import (
+    MujocoMetaEnv,
+    clipped_contact_cost,
+    squared_norm,
+)
 from meta_policy_search.envs.mujoco_envs.diagnostics import forward_return_diagnostics
 from meta_policy_search.envs.mujoco_envs.tasks import DirectionTaskEnv
 from meta_policy_search.types import PathBatch
@@ -15,7 +19,7 @@ CONTACT_COST_WEIGHT = 5e-4
 SURVIVE_REWARD = 1.0
 
 
-class AntTorsoMixin:
+class AntTorsoMixin(MujocoMetaEnv):
     """Torso-position velocity and the Ant's cost terms, shared by the Ant meta-envs."""
 
     def _position(self) -> np.ndarray:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from gymnasium.envs.mujoco.hopper_v5 import HopperEnv
 
-from meta_policy_search.envs.mujoco_envs._common import squared_norm
+from meta_policy_search.envs.mujoco_envs._common import MujocoMetaEnv, squared_norm
 from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_diagnostics
 from meta_policy_search.envs.mujoco_envs.rand_params import RandParamsEnv
 from meta_policy_search.types import PathBatch
@@ -14,8 +16,14 @@ CTRL_COST_WEIGHT = 1e-3
 SURVIVE_REWARD = 1.0
 
 
-class PlanarRunMixin:
+class PlanarRunMixin(MujocoMetaEnv):
     """Forward-running reward ``v + 1 - 1e-3 ||a||^2`` of the rand-params envs."""
+
+    if TYPE_CHECKING:
+        # gymnasium's HopperEnv / Walker2dEnv defines this property; declared for the type checker only, as a
+        # definition here would shadow it (the mixin precedes the env in the MRO).
+        @property
+        def is_healthy(self) -> bool: ...
 
     def _step_info(
         self, position_before: np.ndarray, position_after: np.ndarray, action: np.ndarray

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from gymnasium.envs.mujoco.humanoid_v5 import HumanoidEnv, mass_center
 
-from meta_policy_search.envs.mujoco_envs._common import squared_norm
+from meta_policy_search.envs.mujoco_envs._common import MujocoMetaEnv, squared_norm
 from meta_policy_search.envs.mujoco_envs.diagnostics import forward_return_diagnostics
 from meta_policy_search.envs.mujoco_envs.tasks import DirectionTaskEnv
 from meta_policy_search.types import PathBatch
@@ -18,8 +20,14 @@ CONTACT_COST_MAX = 10.0
 SURVIVE_REWARD = 5.0
 
 
-class HumanoidMixin:
+class HumanoidMixin(MujocoMetaEnv):
     """Centre-of-mass velocity, costs and termination shared by the Humanoid meta-envs."""
+
+    if TYPE_CHECKING:
+        # gymnasium's HumanoidEnv defines this property; declared for the type checker only, as a
+        # definition here would shadow it (the mixin precedes the env in the MRO).
+        @property
+        def is_healthy(self) -> bool: ...
 
     def _position(self) -> np.ndarray:
         return mass_center(self.model, self.data)

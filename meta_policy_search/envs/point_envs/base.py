@@ -117,10 +117,15 @@ class PointEnvBase(MetaEnv):
         self._state: np.ndarray | None = None
         self._goal = np.zeros(2)
 
-    def _clipped_action(self, action: object) -> np.ndarray:
-        """Check that reset() was called and ``action`` has shape ``[2]``; return it clipped."""
+    def _current_state(self) -> np.ndarray:
+        """The position ``[2]``; raises RuntimeError if :meth:`reset` was not called."""
         if self._state is None:
             raise RuntimeError(f"{type(self).__name__}: call reset() before step()")
+        return self._state
+
+    def _clipped_action(self, action: object) -> np.ndarray:
+        """Check that reset() was called and ``action`` has shape ``[2]``; return it clipped."""
+        self._current_state()
         act = np.asarray(action, dtype=np.float64)
         if act.shape != (2,):
             raise ValueError(f"action must have shape (2,), got shape {act.shape}: {action!r}")

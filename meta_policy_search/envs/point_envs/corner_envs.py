@@ -132,7 +132,7 @@ class MetaPointEnvCorner(CornerGoalEnv):
             ValueError: if ``action`` does not have shape ``[2]``.
             RuntimeError: if :meth:`reset` was not called first.
         """
-        state = self._state
+        state = self._current_state()
         self._state = state + self._clipped_action(action)
         reward = self.reward(state, self._state)
         info = {"distance": distance(self._state, self._goal)}
@@ -208,6 +208,6 @@ class MetaPointEnvMomentum(CornerGoalEnv):
             RuntimeError: if :meth:`reset` was not called first.
         """
         self._velocity = self._velocity + self._clipped_action(action)
-        self._state = self._state + self._velocity
+        self._state = self._current_state() + self._velocity
         info = {"distance": distance(self._state, self._goal)}
         return self._observation(), self.reward(self._state), False, False, info

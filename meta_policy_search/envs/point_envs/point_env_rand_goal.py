@@ -100,6 +100,6 @@ class PointEnvRandGoal(PointEnvBase):
             ValueError: if ``action`` does not have shape ``[2]``.
             RuntimeError: if :meth:`reset` was not called first.
         """
-        self._state = self._state + self._clipped_action(action)
+        self._state = self._current_state() + self._clipped_action(action)
         dist = distance(self._state, self._goal)
         return self._observation(), -dist, False, False, {"distance": dist}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+
 import numpy as np
 
 from meta_policy_search.envs.base import check_positive_int
@@ -152,7 +153,7 @@ class MetaPointEnvWalls(MetaPointEnvCorner):
             ValueError: if ``action`` does not have shape ``[2]``.
             RuntimeError: if :meth:`reset` was not called first.
         """
-        state = self._state
+        state = self._current_state()
         self._state, blocked = self.apply_walls(state, state + self._clipped_action(action))
         reward = self.reward(state, self._state)
         info = {"distance": distance(self._state, self._goal), "wall_hit": float(blocked)}
