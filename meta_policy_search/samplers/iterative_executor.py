@@ -6,14 +6,9 @@ import pickle
 from collections.abc import Sequence
 from typing import Any
 
-from meta_policy_search.envs.base import check_positive_int
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
-from meta_policy_search.samplers.rollout import (
-    check_non_negative_int,
-    check_policy,
-    collect_rollouts,
-    space_dim,
-)
+from meta_policy_search.samplers.executor_base import ExecutorBase
+from meta_policy_search.samplers.rollout import collect_rollouts
 from meta_policy_search.types import PathBatch, Task
 
 
@@ -30,7 +25,7 @@ def check_tasks(tasks: Sequence[Task], meta_batch_size: int) -> list[Task]:
     return tasks
 
 
-class MetaIterativeEnvExecutor:
+class MetaIterativeEnvExecutor(ExecutorBase):
     """Run every task's environment copies in this process, one policy call per time step.
 
     Each of the ``meta_batch_size`` tasks gets ``envs_per_task`` copies of ``env``; see
@@ -56,12 +51,8 @@ class MetaIterativeEnvExecutor:
         max_path_length: int,
         seed: int = 0,
     ) -> None:
-        self.meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
-        self.envs_per_task = check_positive_int("envs_per_task", envs_per_task)
-        self.max_path_length = check_positive_int("max_path_length", max_path_length)
-        self.seed = check_non_negative_int("seed", seed)
-        self.obs_dim = space_dim(env.observation_space, "observation_space")
-        self.action_dim = space_dim(env.action_space, "action_space")
+        self._init_sizes(meta_batch_size, envs_per_task, max_path_length, seed)
+        self._init_spaces(env)
         self.envs = [
             [copy_env(env) for _ in range(self.envs_per_task)]
             for _ in range(self.meta_batch_size)
@@ -98,9 +89,7 @@ class MetaIterativeEnvExecutor:
             ValueError: on a mismatched policy or bad sizes.
             RuntimeError: if :meth:`set_tasks` was never called or the executor is closed.
         """
-        num_rollouts = check_positive_int("num_rollouts", num_rollouts)
-        phase = check_non_negative_int("phase", phase)
-        check_policy(policy, self.meta_batch_size, self.obs_dim, self.action_dim)
+        num_rollouts, phase = self._check_collect_args(policy, num_rollouts, phase)
         if not self.envs:
             raise RuntimeError("the executor is closed")
         if self._tasks is None:
@@ -121,9 +110,3 @@ class MetaIterativeEnvExecutor:
             for env in task_envs:
                 env.close()
         self.envs = []
-
-    def __enter__(self) -> MetaIterativeEnvExecutor:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()

@@ -28,18 +28,14 @@ import traceback
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import numpy as np
-
-from meta_policy_search.envs.base import check_positive_int
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
-from meta_policy_search.samplers.iterative_executor import check_tasks
-from meta_policy_search.samplers.rollout import (
-    check_non_negative_int,
-    check_policy,
-    collect_rollouts,
-    concatenate_paths,
-    space_dim,
+from meta_policy_search.samplers.executor_base import (
+    ExecutorBase,
+    check_num_workers,
+    split_task_blocks,
 )
+from meta_policy_search.samplers.iterative_executor import check_tasks
+from meta_policy_search.samplers.rollout import collect_rollouts, concatenate_paths
 from meta_policy_search.types import PathBatch, Task
 
 
@@ -149,7 +145,7 @@ def default_num_workers(meta_batch_size: int) -> int:
     return max(1, min(cpus, meta_batch_size))
 
 
-class MetaParallelEnvExecutor:
+class MetaParallelEnvExecutor(ExecutorBase):
     """Run the tasks' environments in ``n_parallel`` worker processes.
 
     Worker ``k`` owns a contiguous block of tasks with ``envs_per_task`` env copies each. A dead
@@ -184,23 +180,14 @@ class MetaParallelEnvExecutor:
     ) -> None:
         self._processes: list[Any] = []
         self._conns: list[Any] = []
-        self.meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
-        self.envs_per_task = check_positive_int("envs_per_task", envs_per_task)
-        self.max_path_length = check_positive_int("max_path_length", max_path_length)
-        self.seed = check_non_negative_int("seed", seed)
+        self._init_sizes(meta_batch_size, envs_per_task, max_path_length, seed)
         if n_parallel is None:
             n_parallel = default_num_workers(self.meta_batch_size)
-        n_parallel = check_positive_int("n_parallel", n_parallel)
-        if n_parallel > self.meta_batch_size:
-            raise ValueError(
-                f"n_parallel={n_parallel} exceeds meta_batch_size={self.meta_batch_size}: a "
-                "worker needs at least one task"
-            )
-        self.n_parallel = n_parallel
-        self.obs_dim = space_dim(env.observation_space, "observation_space")
-        self.action_dim = space_dim(env.action_space, "action_space")
-        blocks = np.array_split(np.arange(self.meta_batch_size), n_parallel)
-        self.task_blocks = [(int(block[0]), int(block[-1]) + 1) for block in blocks]
+        self.n_parallel = check_num_workers(
+            "n_parallel", n_parallel, self.meta_batch_size, "a worker"
+        )
+        self._init_spaces(env)
+        self.task_blocks = split_task_blocks(self.meta_batch_size, self.n_parallel)
 
         env_bytes = pickle.dumps(env)
         context = mp.get_context("spawn")
@@ -320,9 +307,7 @@ class MetaParallelEnvExecutor:
                 closed.
         """
         self._check_open()
-        num_rollouts = check_positive_int("num_rollouts", num_rollouts)
-        phase = check_non_negative_int("phase", phase)
-        check_policy(policy, self.meta_batch_size, self.obs_dim, self.action_dim)
+        num_rollouts, phase = self._check_collect_args(policy, num_rollouts, phase)
         if not self._tasks_set:
             raise RuntimeError("call set_tasks() before collect()")
         self._send(
@@ -362,12 +347,6 @@ class MetaParallelEnvExecutor:
         for conn in self._conns:
             conn.close()
         self._processes, self._conns = [], []
-
-    def __enter__(self) -> MetaParallelEnvExecutor:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):

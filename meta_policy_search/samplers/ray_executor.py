@@ -25,16 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from meta_policy_search.envs.base import check_positive_int
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
-from meta_policy_search.samplers.iterative_executor import check_tasks
-from meta_policy_search.samplers.rollout import (
-    check_non_negative_int,
-    check_policy,
-    collect_rollouts,
-    concatenate_paths,
-    space_dim,
+from meta_policy_search.samplers.executor_base import (
+    ExecutorBase,
+    check_num_workers,
+    split_task_blocks,
 )
+from meta_policy_search.samplers.iterative_executor import check_tasks
+from meta_policy_search.samplers.rollout import collect_rollouts, concatenate_paths
 from meta_policy_search.types import PathBatch, Task
 
 _POLL_SECONDS = 0.5
@@ -148,7 +146,7 @@ def _writable(paths: PathBatch) -> PathBatch:
     )
 
 
-class MetaRayEnvExecutor:
+class MetaRayEnvExecutor(ExecutorBase):
     """Run the tasks' environments in ``num_actors`` Ray actors, possibly on several machines.
 
     Actor ``k`` owns a contiguous block of tasks with ``envs_per_task`` env copies each and asks
@@ -195,30 +193,22 @@ class MetaRayEnvExecutor:
     ) -> None:
         self._actors: list[Any] = []
         self._closed = True
-        self.meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
-        self.envs_per_task = check_positive_int("envs_per_task", envs_per_task)
-        self.max_path_length = check_positive_int("max_path_length", max_path_length)
-        self.seed = check_non_negative_int("seed", seed)
+        self._init_sizes(meta_batch_size, envs_per_task, max_path_length, seed)
         if timeout is not None and not timeout > 0:
             raise ValueError(f"timeout must be positive seconds or None, got {timeout!r}")
         self.timeout = timeout
         if num_actors is not None:
-            num_actors = check_positive_int("num_actors", num_actors)
-            if num_actors > self.meta_batch_size:
-                raise ValueError(
-                    f"num_actors={num_actors} exceeds meta_batch_size={self.meta_batch_size}: an "
-                    "actor needs at least one task"
-                )
-        self.obs_dim = space_dim(env.observation_space, "observation_space")
-        self.action_dim = space_dim(env.action_space, "action_space")
+            num_actors = check_num_workers(
+                "num_actors", num_actors, self.meta_batch_size, "an actor"
+            )
+        self._init_spaces(env)
 
         self._ray = ray = ensure_ray_initialized(ray_address)
         if num_actors is None:
             cpus = int(ray.cluster_resources().get("CPU", 1))
             num_actors = max(1, min(cpus, self.meta_batch_size))
         self.num_actors = num_actors
-        blocks = np.array_split(np.arange(self.meta_batch_size), num_actors)
-        self.task_blocks = [(int(block[0]), int(block[-1]) + 1) for block in blocks]
+        self.task_blocks = split_task_blocks(self.meta_batch_size, num_actors)
 
         actor_cls = ray.remote(num_cpus=1, max_restarts=0)(RolloutActor)
         env_ref = ray.put(env)  # serialised once, shared by all actors
@@ -317,9 +307,7 @@ class MetaRayEnvExecutor:
                 called or the executor is closed.
         """
         self._check_open()
-        num_rollouts = check_positive_int("num_rollouts", num_rollouts)
-        phase = check_non_negative_int("phase", phase)
-        check_policy(policy, self.meta_batch_size, self.obs_dim, self.action_dim)
+        num_rollouts, phase = self._check_collect_args(policy, num_rollouts, phase)
         if not self._tasks_set:
             raise RuntimeError("call set_tasks() before collect()")
         refs = [
@@ -357,12 +345,6 @@ class MetaRayEnvExecutor:
             with contextlib.suppress(Exception):
                 self._ray.kill(actor, no_restart=True)
         self._actors = []
-
-    def __enter__(self) -> MetaRayEnvExecutor:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import mujoco
 import numpy as np
@@ -20,13 +20,15 @@ from gymnasium import utils
 from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
 
 from meta_policy_search.envs.base import MetaEnv
-from meta_policy_search.types import Task
+from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_diagnostics
+from meta_policy_search.types import PathBatch, Task
 
 
 class MujocoMetaEnv(MetaEnv, MujocoEnv, utils.EzPickle):
     """Base of the MuJoCo meta-envs: a task-aware ``step``, never truncating, and pickling.
 
-    Subclasses define :meth:`_step_info`, which turns the positions before and after the
+    Subclasses define :meth:`_step_info` (the locomotion envs through
+    :class:`ForwardRewardEnv`), which turns the positions before and after the
     ``frame_skip`` physics steps into the per-step info dict. The reward is the sum of the info
     entries whose key starts with ``'reward_'``, so every reward term is visible to
     :meth:`log_diagnostics` and to the tests. :meth:`_is_terminated` defaults to never.
@@ -138,6 +140,65 @@ class MujocoMetaEnv(MetaEnv, MujocoEnv, utils.EzPickle):
             getattr(self.data, name)[:] = physics[name]
         mujoco.mj_forward(self.model, self.data)
         mujoco.mj_rnePostConstraint(self.model, self.data)
+
+
+class HealthyTerminationMixin(MujocoMetaEnv):
+    """Terminate when the gymnasium env's ``is_healthy`` test fails."""
+
+    if TYPE_CHECKING:
+        # Defined by the concrete gymnasium env (Ant, Hopper, Humanoid, Walker2d) that follows
+        # this mixin in the MRO; declared for the type checker only, as a definition here would
+        # shadow it.
+        @property
+        def is_healthy(self) -> bool: ...
+
+    def _is_terminated(self) -> bool:
+        return not self.is_healthy
+
+
+class ForwardRewardEnv(MujocoMetaEnv):
+    """Step info of the locomotion envs: ``forward_vel``, ``reward_forward``, then the costs.
+
+    The info is ``{"forward_vel": v, "reward_forward": _forward_reward(v), **_cost_terms(a)}``
+    with ``v = _forward_velocity(before, after)``, in that key order (the reward sums the
+    ``'reward_'`` entries in this order). The task mixins of :mod:`.tasks` define
+    :meth:`_forward_velocity` and :meth:`_forward_reward`; the default cost terms are
+    ``reward_ctrl = -ctrl_cost_weight * ||a||^2``, followed by ``reward_survive =
+    survive_reward`` unless ``survive_reward`` is ``None``. The default diagnostics are
+    :func:`.diagnostics.velocity_diagnostics`.
+    """
+
+    ctrl_cost_weight: ClassVar[float] = 0.0
+    survive_reward: ClassVar[float | None] = None
+
+    def _forward_velocity(self, position_before: np.ndarray, position_after: np.ndarray) -> float:
+        """Speed the task rewards: the x velocity unless the task mixin overrides it."""
+        return float(self.velocity(position_before, position_after)[0])
+
+    def _forward_reward(self, forward_vel: float) -> float:
+        """The ``reward_forward`` term for ``forward_vel`` (the velocity itself by default)."""
+        return forward_vel
+
+    def _cost_terms(self, action: np.ndarray) -> dict[str, float]:
+        """The info entries that follow ``reward_forward``."""
+        costs = {"reward_ctrl": -self.ctrl_cost_weight * squared_norm(action)}
+        if self.survive_reward is not None:
+            costs["reward_survive"] = self.survive_reward
+        return costs
+
+    def _step_info(
+        self, position_before: np.ndarray, position_after: np.ndarray, action: np.ndarray
+    ) -> dict[str, float]:
+        forward_vel = self._forward_velocity(position_before, position_after)
+        return {
+            "forward_vel": forward_vel,
+            "reward_forward": self._forward_reward(forward_vel),
+            **self._cost_terms(action),
+        }
+
+    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
+        """``AvgForwardVel``, ``AvgFinalForwardVel``, ``AvgCtrlCost`` (see :mod:`.diagnostics`)."""
+        return velocity_diagnostics(paths, prefix)
 
 
 @contextlib.contextmanager

@@ -6,6 +6,8 @@ import numpy as np
 from gymnasium.envs.mujoco.ant_v5 import AntEnv
 
 from meta_policy_search.envs.mujoco_envs._common import (
+    ForwardRewardEnv,
+    HealthyTerminationMixin,
     MujocoMetaEnv,
     clipped_contact_cost,
     squared_norm,
@@ -32,7 +34,18 @@ class AntTorsoMixin(MujocoMetaEnv):
         }
 
 
-class AntRandDirecEnv(AntTorsoMixin, DirectionTaskEnv, AntEnv):
+class AntForwardMixin(AntTorsoMixin, HealthyTerminationMixin, ForwardRewardEnv):
+    """Costs, survive bonus, termination and diagnostics of the Ant direction envs."""
+
+    def _cost_terms(self, action: np.ndarray) -> dict[str, float]:
+        return {**self._ant_costs(action, CTRL_COST_WEIGHT), "reward_survive": SURVIVE_REWARD}
+
+    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
+        """Forward-return statistics and ``AverageCtrlCost`` (see :mod:`.diagnostics`)."""
+        return forward_return_diagnostics(paths, prefix)
+
+
+class AntRandDirecEnv(AntForwardMixin, DirectionTaskEnv, AntEnv):
     """Ant rewarded for walking in direction ``d`` along x.
 
     * Task: ``d`` in ``{-1, +1}``, uniform (default ``+1``).
@@ -55,21 +68,3 @@ class AntRandDirecEnv(AntTorsoMixin, DirectionTaskEnv, AntEnv):
     def __init__(self, render_mode: str | None = None) -> None:
         AntEnv.__init__(self, frame_skip=5, render_mode=render_mode)
         self._finish_meta_init(1.0, render_mode)
-
-    def _step_info(
-        self, position_before: np.ndarray, position_after: np.ndarray, action: np.ndarray
-    ) -> dict[str, float]:
-        forward_vel = float(self.velocity(position_before, position_after)[0])
-        return {
-            "forward_vel": forward_vel,
-            "reward_forward": self.goal_direction * forward_vel,
-            **self._ant_costs(action, CTRL_COST_WEIGHT),
-            "reward_survive": SURVIVE_REWARD,
-        }
-
-    def _is_terminated(self) -> bool:
-        return not self.is_healthy
-
-    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
-        """Forward-return statistics and ``AverageCtrlCost`` (see :mod:`.diagnostics`)."""
-        return forward_return_diagnostics(paths, prefix)

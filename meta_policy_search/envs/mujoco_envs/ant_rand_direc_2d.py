@@ -5,17 +5,11 @@ from __future__ import annotations
 import numpy as np
 from gymnasium.envs.mujoco.ant_v5 import AntEnv
 
-from meta_policy_search.envs.mujoco_envs.ant_rand_direc import (
-    CTRL_COST_WEIGHT,
-    SURVIVE_REWARD,
-    AntTorsoMixin,
-)
-from meta_policy_search.envs.mujoco_envs.diagnostics import forward_return_diagnostics
+from meta_policy_search.envs.mujoco_envs.ant_rand_direc import AntForwardMixin
 from meta_policy_search.envs.mujoco_envs.tasks import Direction2DTaskEnv
-from meta_policy_search.types import PathBatch
 
 
-class AntRandDirec2DEnv(AntTorsoMixin, Direction2DTaskEnv, AntEnv):
+class AntRandDirec2DEnv(AntForwardMixin, Direction2DTaskEnv, AntEnv):
     """Ant rewarded for walking along a unit direction ``d`` of the plane.
 
     * Task: ``d`` uniform on the unit circle (a normalised Gaussian; default ``(1, 0)``).
@@ -35,22 +29,3 @@ class AntRandDirec2DEnv(AntTorsoMixin, Direction2DTaskEnv, AntEnv):
     def __init__(self, render_mode: str | None = None) -> None:
         AntEnv.__init__(self, frame_skip=5, render_mode=render_mode)
         self._finish_meta_init(np.array([1.0, 0.0]), render_mode)
-
-    def _step_info(
-        self, position_before: np.ndarray, position_after: np.ndarray, action: np.ndarray
-    ) -> dict[str, float]:
-        velocity = self.velocity(position_before, position_after)
-        forward_vel = float(np.dot(self.goal_direction, velocity))
-        return {
-            "forward_vel": forward_vel,
-            "reward_forward": forward_vel,
-            **self._ant_costs(action, CTRL_COST_WEIGHT),
-            "reward_survive": SURVIVE_REWARD,
-        }
-
-    def _is_terminated(self) -> bool:
-        return not self.is_healthy
-
-    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
-        """Forward-return statistics and ``AverageCtrlCost`` (see :mod:`.diagnostics`)."""
-        return forward_return_diagnostics(paths, prefix)

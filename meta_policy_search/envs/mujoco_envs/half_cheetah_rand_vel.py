@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 from gymnasium.envs.mujoco.half_cheetah_v5 import HalfCheetahEnv
 
-from meta_policy_search.envs.mujoco_envs._common import mujoco_warnings_to_python, squared_norm
-from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_error_diagnostics
+from meta_policy_search.envs.mujoco_envs._common import mujoco_warnings_to_python
 from meta_policy_search.envs.mujoco_envs.tasks import VelocityTaskEnv
-from meta_policy_search.types import PathBatch
 
 CTRL_COST_WEIGHT = 0.05
 
@@ -30,22 +27,9 @@ class HalfCheetahRandVelEnv(VelocityTaskEnv, HalfCheetahEnv):
     """
 
     velocity_range = (0.0, 3.0)
+    ctrl_cost_weight = CTRL_COST_WEIGHT
 
     def __init__(self, render_mode: str | None = None) -> None:
         with mujoco_warnings_to_python():
             HalfCheetahEnv.__init__(self, frame_skip=5, render_mode=render_mode)
         self._finish_meta_init(self._default_velocity(), render_mode)
-
-    def _step_info(
-        self, position_before: np.ndarray, position_after: np.ndarray, action: np.ndarray
-    ) -> dict[str, float]:
-        forward_vel = float(self.velocity(position_before, position_after)[0])
-        return {
-            "forward_vel": forward_vel,
-            "reward_forward": -abs(forward_vel - self.goal_velocity),
-            "reward_ctrl": -CTRL_COST_WEIGHT * squared_norm(action),
-        }
-
-    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
-        """Velocity statistics plus ``AvgVelError`` (see :mod:`.diagnostics`)."""
-        return velocity_error_diagnostics(paths, prefix)

@@ -2,46 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-import numpy as np
 from gymnasium.envs.mujoco.hopper_v5 import HopperEnv
 
-from meta_policy_search.envs.mujoco_envs._common import MujocoMetaEnv, squared_norm
-from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_diagnostics
+from meta_policy_search.envs.mujoco_envs._common import ForwardRewardEnv, HealthyTerminationMixin
 from meta_policy_search.envs.mujoco_envs.rand_params import RandParamsEnv
-from meta_policy_search.types import PathBatch
 
 CTRL_COST_WEIGHT = 1e-3
 SURVIVE_REWARD = 1.0
 
 
-class PlanarRunMixin(MujocoMetaEnv):
+class PlanarRunMixin(HealthyTerminationMixin, ForwardRewardEnv):
     """Forward-running reward ``v + 1 - 1e-3 ||a||^2`` of the rand-params envs."""
 
-    if TYPE_CHECKING:
-        # gymnasium's HopperEnv / Walker2dEnv defines this property; declared for the type checker only, as a
-        # definition here would shadow it (the mixin precedes the env in the MRO).
-        @property
-        def is_healthy(self) -> bool: ...
-
-    def _step_info(
-        self, position_before: np.ndarray, position_after: np.ndarray, action: np.ndarray
-    ) -> dict[str, float]:
-        forward_vel = float(self.velocity(position_before, position_after)[0])
-        return {
-            "forward_vel": forward_vel,
-            "reward_forward": forward_vel,
-            "reward_ctrl": -CTRL_COST_WEIGHT * squared_norm(action),
-            "reward_survive": SURVIVE_REWARD,
-        }
-
-    def _is_terminated(self) -> bool:
-        return not self.is_healthy
-
-    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
-        """``AvgForwardVel``, ``AvgFinalForwardVel``, ``AvgCtrlCost`` (see :mod:`.diagnostics`)."""
-        return velocity_diagnostics(paths, prefix)
+    ctrl_cost_weight = CTRL_COST_WEIGHT
+    survive_reward = SURVIVE_REWARD
 
 
 class HopperRandParamsEnv(PlanarRunMixin, RandParamsEnv, HopperEnv):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 from gymnasium.envs.mujoco.humanoid_v5 import HumanoidEnv, mass_center
 
-from meta_policy_search.envs.mujoco_envs._common import MujocoMetaEnv, squared_norm
+from meta_policy_search.envs.mujoco_envs._common import (
+    ForwardRewardEnv,
+    HealthyTerminationMixin,
+    squared_norm,
+)
 from meta_policy_search.envs.mujoco_envs.diagnostics import forward_return_diagnostics
 from meta_policy_search.envs.mujoco_envs.tasks import DirectionTaskEnv
 from meta_policy_search.types import PathBatch
@@ -20,14 +22,11 @@ CONTACT_COST_MAX = 10.0
 SURVIVE_REWARD = 5.0
 
 
-class HumanoidMixin(MujocoMetaEnv):
-    """Centre-of-mass velocity, costs and termination shared by the Humanoid meta-envs."""
+class HumanoidMixin(HealthyTerminationMixin, ForwardRewardEnv):
+    """Centre-of-mass velocity, costs and termination shared by the Humanoid meta-envs.
 
-    if TYPE_CHECKING:
-        # gymnasium's HumanoidEnv defines this property; declared for the type checker only, as a
-        # definition here would shadow it (the mixin precedes the env in the MRO).
-        @property
-        def is_healthy(self) -> bool: ...
+    ``reward_forward`` is the task's forward reward times :meth:`_forward_weight`.
+    """
 
     def _position(self) -> np.ndarray:
         return mass_center(self.model, self.data)
@@ -37,7 +36,11 @@ class HumanoidMixin(MujocoMetaEnv):
         # v = dx / dt that is a weight of 0.25 * frame_skip (1.25 for frame_skip 5).
         return VELOCITY_WEIGHT * self.dt / self.model.opt.timestep
 
-    def _humanoid_costs(self, action: np.ndarray) -> dict[str, float]:
+    def _forward_reward(self, forward_vel: float) -> float:
+        # The task's term is d * v (d = +-1) or d . v, so the product is exact in either order.
+        return self._forward_weight() * super()._forward_reward(forward_vel)
+
+    def _cost_terms(self, action: np.ndarray) -> dict[str, float]:
         contact = CONTACT_COST_WEIGHT * float(np.sum(np.square(self.data.cfrc_ext)))
         return {
             "reward_ctrl": -CTRL_COST_WEIGHT * squared_norm(action),
@@ -45,8 +48,9 @@ class HumanoidMixin(MujocoMetaEnv):
             "reward_survive": SURVIVE_REWARD,
         }
 
-    def _is_terminated(self) -> bool:
-        return not self.is_healthy
+    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
+        """Forward-return statistics and ``AverageCtrlCost`` (see :mod:`.diagnostics`)."""
+        return forward_return_diagnostics(paths, prefix)
 
 
 class HumanoidRandDirecEnv(HumanoidMixin, DirectionTaskEnv, HumanoidEnv):
@@ -69,17 +73,3 @@ class HumanoidRandDirecEnv(HumanoidMixin, DirectionTaskEnv, HumanoidEnv):
     def __init__(self, render_mode: str | None = None) -> None:
         HumanoidEnv.__init__(self, frame_skip=5, render_mode=render_mode)
         self._finish_meta_init(1.0, render_mode)
-
-    def _step_info(
-        self, position_before: np.ndarray, position_after: np.ndarray, action: np.ndarray
-    ) -> dict[str, float]:
-        forward_vel = float(self.velocity(position_before, position_after)[0])
-        return {
-            "forward_vel": forward_vel,
-            "reward_forward": self._forward_weight() * self.goal_direction * forward_vel,
-            **self._humanoid_costs(action),
-        }
-
-    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
-        """Forward-return statistics and ``AverageCtrlCost`` (see :mod:`.diagnostics`)."""
-        return forward_return_diagnostics(paths, prefix)

@@ -5,10 +5,8 @@ from __future__ import annotations
 import numpy as np
 from gymnasium.envs.mujoco.humanoid_v5 import HumanoidEnv
 
-from meta_policy_search.envs.mujoco_envs.diagnostics import forward_return_diagnostics
 from meta_policy_search.envs.mujoco_envs.humanoid_rand_direc import HumanoidMixin
 from meta_policy_search.envs.mujoco_envs.tasks import Direction2DTaskEnv
-from meta_policy_search.types import PathBatch
 
 
 class HumanoidRandDirec2DEnv(HumanoidMixin, Direction2DTaskEnv, HumanoidEnv):
@@ -30,18 +28,3 @@ class HumanoidRandDirec2DEnv(HumanoidMixin, Direction2DTaskEnv, HumanoidEnv):
     def __init__(self, render_mode: str | None = None) -> None:
         HumanoidEnv.__init__(self, frame_skip=5, render_mode=render_mode)
         self._finish_meta_init(np.array([1.0, 0.0]), render_mode)
-
-    def _step_info(
-        self, position_before: np.ndarray, position_after: np.ndarray, action: np.ndarray
-    ) -> dict[str, float]:
-        velocity = self.velocity(position_before, position_after)
-        forward_vel = float(np.dot(self.goal_direction, velocity))
-        return {
-            "forward_vel": forward_vel,
-            "reward_forward": self._forward_weight() * forward_vel,
-            **self._humanoid_costs(action),
-        }
-
-    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
-        """Forward-return statistics and ``AverageCtrlCost`` (see :mod:`.diagnostics`)."""
-        return forward_return_diagnostics(paths, prefix)

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 from gymnasium.envs.mujoco.swimmer_v5 import SwimmerEnv
 
-from meta_policy_search.envs.mujoco_envs._common import squared_norm
-from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_error_diagnostics
 from meta_policy_search.envs.mujoco_envs.tasks import VelocityTaskEnv
-from meta_policy_search.types import PathBatch
 
 CTRL_COST_WEIGHT = 1e-4
 
@@ -29,21 +25,8 @@ class SwimmerRandVelEnv(VelocityTaskEnv, SwimmerEnv):
     """
 
     velocity_range = (0.1, 0.2)
+    ctrl_cost_weight = CTRL_COST_WEIGHT
 
     def __init__(self, render_mode: str | None = None) -> None:
         SwimmerEnv.__init__(self, frame_skip=4, render_mode=render_mode)
         self._finish_meta_init(self._default_velocity(), render_mode)
-
-    def _step_info(
-        self, position_before: np.ndarray, position_after: np.ndarray, action: np.ndarray
-    ) -> dict[str, float]:
-        forward_vel = float(self.velocity(position_before, position_after)[0])
-        return {
-            "forward_vel": forward_vel,
-            "reward_forward": -abs(forward_vel - self.goal_velocity),
-            "reward_ctrl": -CTRL_COST_WEIGHT * squared_norm(action),
-        }
-
-    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
-        """Velocity statistics plus ``AvgVelError`` (see :mod:`.diagnostics`)."""
-        return velocity_error_diagnostics(paths, prefix)

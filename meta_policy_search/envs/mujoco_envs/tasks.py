@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from meta_policy_search.envs.base import check_positive_int
-from meta_policy_search.envs.mujoco_envs._common import MujocoMetaEnv
+from meta_policy_search.envs.mujoco_envs._common import ForwardRewardEnv, MujocoMetaEnv
+from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_error_diagnostics
+from meta_policy_search.types import PathBatch
 
 _UNIT_NORM_TOLERANCE = 1e-5
 
@@ -44,8 +46,11 @@ def as_finite_scalar(task: object, name: str) -> float:
     return float(as_finite_vector(task, name, ()))
 
 
-class DirectionTaskEnv(MujocoMetaEnv):
-    """Task: a direction ``d`` in ``{-1.0, +1.0}``, drawn uniformly. Default task: ``+1.0``."""
+class DirectionTaskEnv(ForwardRewardEnv):
+    """Task: a direction ``d`` in ``{-1.0, +1.0}``, drawn uniformly. Default task: ``+1.0``.
+
+    ``reward_forward`` is ``d * v_x``; ``forward_vel`` is ``v_x``.
+    """
 
     goal_direction: float = 1.0
 
@@ -82,9 +87,15 @@ class DirectionTaskEnv(MujocoMetaEnv):
         """Return the current direction, ``-1.0`` or ``+1.0``."""
         return self.goal_direction
 
+    def _forward_reward(self, forward_vel: float) -> float:
+        return self.goal_direction * forward_vel
 
-class Direction2DTaskEnv(MujocoMetaEnv):
-    """Task: a unit vector in the plane, uniform on the circle. Default task: ``(1, 0)``."""
+
+class Direction2DTaskEnv(ForwardRewardEnv):
+    """Task: a unit vector in the plane, uniform on the circle. Default task: ``(1, 0)``.
+
+    ``forward_vel`` and ``reward_forward`` are both ``d . v_xy``, the speed along ``d``.
+    """
 
     goal_direction: np.ndarray
 
@@ -124,12 +135,17 @@ class Direction2DTaskEnv(MujocoMetaEnv):
         """Return a copy of the current ``[2]`` unit direction."""
         return self.goal_direction.copy()
 
+    def _forward_velocity(self, position_before: np.ndarray, position_after: np.ndarray) -> float:
+        velocity = self.velocity(position_before, position_after)
+        return float(np.dot(self.goal_direction, velocity))
 
-class VelocityTaskEnv(MujocoMetaEnv):
+
+class VelocityTaskEnv(ForwardRewardEnv):
     """Task: a target forward velocity ``v*`` uniform in ``velocity_range``.
 
     Default task: the middle of the range. :meth:`set_task` accepts any finite velocity, so
-    targets outside the training range can be evaluated.
+    targets outside the training range can be evaluated. ``reward_forward`` is
+    ``-|v_x - v*|``; ``forward_vel`` is ``v_x``.
     """
 
     velocity_range: tuple[float, float] = (0.0, 1.0)
@@ -169,6 +185,13 @@ class VelocityTaskEnv(MujocoMetaEnv):
     def _default_velocity(self) -> float:
         low, high = self.velocity_range
         return 0.5 * (low + high)
+
+    def _forward_reward(self, forward_vel: float) -> float:
+        return -abs(forward_vel - self.goal_velocity)
+
+    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
+        """Velocity statistics plus ``AvgVelError`` (see :mod:`.diagnostics`)."""
+        return velocity_error_diagnostics(paths, prefix)
 
 
 class GoalTaskEnv(MujocoMetaEnv):

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import numpy as np
 from gymnasium.envs.mujoco.walker2d_v5 import Walker2dEnv
 
-from meta_policy_search.envs.mujoco_envs._common import squared_norm
-from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_diagnostics
+from meta_policy_search.envs.mujoco_envs._common import HealthyTerminationMixin
 from meta_policy_search.envs.mujoco_envs.tasks import DirectionTaskEnv
-from meta_policy_search.types import PathBatch
 
 CTRL_COST_WEIGHT = 1e-3
 SURVIVE_REWARD = 1.0
 FRAME_SKIP = 8
 
 
-class Walker2DRandDirecEnv(DirectionTaskEnv, Walker2dEnv):
+class Walker2DRandDirecEnv(HealthyTerminationMixin, DirectionTaskEnv, Walker2dEnv):
     """Walker2d rewarded for walking in direction ``d`` along x.
 
     * Task: ``d`` in ``{-1, +1}``, uniform (default ``+1``).
@@ -33,24 +30,9 @@ class Walker2DRandDirecEnv(DirectionTaskEnv, Walker2dEnv):
         render_mode: gymnasium render mode, or ``None``.
     """
 
+    ctrl_cost_weight = CTRL_COST_WEIGHT
+    survive_reward = SURVIVE_REWARD
+
     def __init__(self, render_mode: str | None = None) -> None:
         Walker2dEnv.__init__(self, frame_skip=FRAME_SKIP, render_mode=render_mode)
         self._finish_meta_init(1.0, render_mode)
-
-    def _step_info(
-        self, position_before: np.ndarray, position_after: np.ndarray, action: np.ndarray
-    ) -> dict[str, float]:
-        forward_vel = float(self.velocity(position_before, position_after)[0])
-        return {
-            "forward_vel": forward_vel,
-            "reward_forward": self.goal_direction * forward_vel,
-            "reward_ctrl": -CTRL_COST_WEIGHT * squared_norm(action),
-            "reward_survive": SURVIVE_REWARD,
-        }
-
-    def _is_terminated(self) -> bool:
-        return not self.is_healthy
-
-    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
-        """``AvgForwardVel``, ``AvgFinalForwardVel``, ``AvgCtrlCost`` (see :mod:`.diagnostics`)."""
-        return velocity_diagnostics(paths, prefix)

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import numpy as np
 from gymnasium.envs.mujoco.walker2d_v5 import Walker2dEnv
 
-from meta_policy_search.envs.mujoco_envs._common import squared_norm
-from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_error_diagnostics
+from meta_policy_search.envs.mujoco_envs._common import HealthyTerminationMixin
 from meta_policy_search.envs.mujoco_envs.tasks import VelocityTaskEnv
 from meta_policy_search.envs.mujoco_envs.walker2d_rand_direc import CTRL_COST_WEIGHT, FRAME_SKIP
-from meta_policy_search.types import PathBatch
 
 SURVIVE_REWARD = 15.0
 
 
-class Walker2DRandVelEnv(VelocityTaskEnv, Walker2dEnv):
+class Walker2DRandVelEnv(HealthyTerminationMixin, VelocityTaskEnv, Walker2dEnv):
     """Walker2d rewarded for walking at a target forward velocity ``v*``.
 
     * Task: ``v*`` uniform in ``[0, 10)`` (default 5).
@@ -33,25 +30,9 @@ class Walker2DRandVelEnv(VelocityTaskEnv, Walker2dEnv):
     """
 
     velocity_range = (0.0, 10.0)
+    ctrl_cost_weight = CTRL_COST_WEIGHT
+    survive_reward = SURVIVE_REWARD
 
     def __init__(self, render_mode: str | None = None) -> None:
         Walker2dEnv.__init__(self, frame_skip=FRAME_SKIP, render_mode=render_mode)
         self._finish_meta_init(self._default_velocity(), render_mode)
-
-    def _step_info(
-        self, position_before: np.ndarray, position_after: np.ndarray, action: np.ndarray
-    ) -> dict[str, float]:
-        forward_vel = float(self.velocity(position_before, position_after)[0])
-        return {
-            "forward_vel": forward_vel,
-            "reward_forward": -abs(forward_vel - self.goal_velocity),
-            "reward_ctrl": -CTRL_COST_WEIGHT * squared_norm(action),
-            "reward_survive": SURVIVE_REWARD,
-        }
-
-    def _is_terminated(self) -> bool:
-        return not self.is_healthy
-
-    def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
-        """Velocity statistics plus ``AvgVelError`` (see :mod:`.diagnostics`)."""
-        return velocity_error_diagnostics(paths, prefix)
