@@ -193,13 +193,27 @@ class MAMLAlgo(tf.Module):
             )
         return tuple(self.to_tensors(samples) for samples in all_samples_data)
 
+    def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
+        """The outer loss at the current parameters (default: the post-update surrogate).
+
+        Adds E-MAML's pre-update sampling term when the subclass sets ``self.exploration``.
+        """
+        return self.surrogate_meta_loss(batches, exploration=getattr(self, "exploration", False))
+
     def optimize_policy(self, all_samples_data: Sequence[SampleBatch], log: bool = True) -> dict[str, float]:
         """Outer (meta) step on ``all_samples_data[k]``, the batch of inner step ``k``.
+
+        The default runs ``self.optimizer`` (built by the subclass on :meth:`meta_loss`) once and
+        reports its statistics.
 
         Returns:
             The algorithm's statistics (logged to the logger when ``log``).
         """
-        raise NotImplementedError
+        batches = self._check_all_samples(all_samples_data)
+        stats = {key: float(value) for key, value in self.optimizer.optimize(batches).items()}
+        if log:
+            log_statistics(stats)
+        return stats
 
     # ------------------------------------------------------------ objectives shared by subclasses
     def surrogate_meta_loss(self, batches: Sequence[TensorBatch], exploration: bool = False) -> tf.Tensor:

@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import tensorflow as tf
-
-from meta_policy_search.meta_algos.base import MAMLAlgo, log_statistics
-from meta_policy_search.meta_algos.batch import TensorBatch
+from meta_policy_search.meta_algos.base import MAMLAlgo
 from meta_policy_search.optimizers import ConjugateGradientOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
-from meta_policy_search.types import SampleBatch
 
 
 class TRPOMAML(MAMLAlgo):
@@ -67,16 +61,3 @@ class TRPOMAML(MAMLAlgo):
             constraint_fn=self.post_update_kl,
             max_constraint_value=self.step_size,
         )
-
-    def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
-        """Post-update surrogate loss (+ E-MAML term) at the current parameters."""
-        return self.surrogate_meta_loss(batches, exploration=self.exploration)
-
-    def optimize_policy(self, all_samples_data: Sequence[SampleBatch], log: bool = True) -> dict[str, float]:
-        """One TRPO step on the meta-objective; logs MeanKLBefore, MeanKL, LossBefore, LossAfter, dLoss."""
-        batches = self._check_all_samples(all_samples_data)
-        optimizer_stats = self.optimizer.optimize(batches)
-        stats = {key: float(value) for key, value in optimizer_stats.items()}
-        if log:
-            log_statistics(stats)
-        return stats

@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import tensorflow as tf
-
-from meta_policy_search.meta_algos.base import MAMLAlgo, log_statistics
-from meta_policy_search.meta_algos.batch import TensorBatch
+from meta_policy_search.meta_algos.base import MAMLAlgo
 from meta_policy_search.optimizers import MAMLFirstOrderOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
-from meta_policy_search.types import SampleBatch
 
 
 class VPGMAML(MAMLAlgo):
@@ -54,15 +48,3 @@ class VPGMAML(MAMLAlgo):
             learning_rate=learning_rate, max_epochs=num_outer_steps, jit_compile=self.jit_compile
         )
         self.optimizer.build(self.meta_variables, self.meta_loss)
-
-    def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
-        """Post-update surrogate loss (+ E-MAML term) at the current parameters."""
-        return self.surrogate_meta_loss(batches, exploration=self.exploration)
-
-    def optimize_policy(self, all_samples_data: Sequence[SampleBatch], log: bool = True) -> dict[str, float]:
-        """Adam step(s) on the meta-objective; logs LossBefore and LossAfter."""
-        batches = self._check_all_samples(all_samples_data)
-        stats = {key: float(value) for key, value in self.optimizer.optimize(batches).items()}
-        if log:
-            log_statistics(stats)
-        return stats
