@@ -106,7 +106,9 @@ def group_runs(runs: Sequence[Run]) -> dict[str, list[Run]]:
     """Group runs by :func:`config_key` and name each group.
 
     A group's label is its ``algo`` and ``env`` plus ``key=value`` for every parameter that
-    differs between groups; groups without ``params.json`` are labelled by their path.
+    differs between groups of the same algorithm (parameters only some algorithms have, such as
+    ProMP's ``clip_eps``, say nothing new next to the algorithm's name); groups without
+    ``params.json`` are labelled by their path.
 
     Returns:
         Label -> runs (seeds) of that configuration, in first-seen order.
@@ -116,7 +118,13 @@ def group_runs(runs: Sequence[Run]) -> dict[str, list[Run]]:
         groups.setdefault(config_key(run), []).append(run)
     param_sets = [g[0].params for g in groups.values() if g[0].params]
     all_keys = sorted({k for p in param_sets for k in p} - set(IGNORED_PARAMS) - {"algo", "env"})
-    varying = [k for k in all_keys if len({json.dumps(p.get(k)) for p in param_sets}) > 1]
+    varying = []
+    for key in all_keys:
+        for algo in {p.get("algo") for p in param_sets}:
+            same_algo = [p for p in param_sets if p.get("algo") == algo]
+            if len({json.dumps(p.get(key)) for p in same_algo}) > 1:
+                varying.append(key)
+                break
     labelled = {}
     for runs_of_group in groups.values():
         params = runs_of_group[0].params
@@ -192,11 +200,19 @@ def plot(
         ax.xaxis.set_major_formatter(EngFormatter(sep=""))  # 100k, not 100000
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("return (mean \u00b1 std over seeds)")
-    axes[0][-1].legend(fontsize="small", loc="best")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    for ax in axes[0][1:]:  # a group may lack the first key: collect every labelled line once
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(handle)
+                labels.append(label)
     fig.tight_layout()
+    # Below the panels, so long labels never cover the curves.
+    legend = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                        fontsize="small", ncol=1 if len(labels) > 3 else max(len(labels), 1))
     directory = os.path.dirname(os.path.abspath(output))
     os.makedirs(directory, exist_ok=True)
-    fig.savefig(output, dpi=120)
+    fig.savefig(output, dpi=120, bbox_extra_artists=[legend], bbox_inches="tight")
     plt.close(fig)
     return output
 
