@@ -195,6 +195,17 @@ def test_parallel_matches_iterative_for_any_worker_count():
             assert len({w["pid"] for w in info} | {os.getpid()}) == n_parallel + 1
 
 
+def test_hung_worker_raises_after_timeout_instead_of_hanging():
+    ex = MetaParallelEnvExecutor(TinyEnv(step_delay=60.0), 4, 1, H, n_parallel=2, timeout=3.0)
+    ex.set_tasks(TASKS)
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="presumed hung"):
+        ex.collect(make_policy(4), 1, 0)
+    assert time.monotonic() - start < 10.0
+    with pytest.raises(RuntimeError):
+        ex.collect(make_policy(4), 1, 0)  # closed
+
+
 def test_worker_exception_is_reraised_with_worker_traceback():
     ex = MetaParallelEnvExecutor(TinyEnv(fail_on_task=5), 4, 1, H, n_parallel=2)
     ex.set_tasks(TASKS)

@@ -78,6 +78,9 @@ class MetaSampler:
             identical arrays for the same seed.
         ray_address: Ray cluster to connect to if Ray is not initialised yet (``None``: start a
             local instance); only used by the Ray executor.
+        timeout: seconds a sampling phase may wait for worker processes or Ray actors before
+            they are presumed hung and a RuntimeError is raised (``None``: no limit; a worker
+            that *dies* is always detected at once). Ignored by the iterative executor.
 
     Raises:
         ValueError: on non-positive sizes, ``envs_per_task > rollouts_per_meta_task``, a
@@ -100,6 +103,7 @@ class MetaSampler:
         seed: int = 0,
         executor: str | None = None,
         ray_address: str | None = None,
+        timeout: float | None = None,
     ) -> None:
         self.rollouts_per_meta_task = check_positive_int(
             "rollouts_per_meta_task", rollouts_per_meta_task
@@ -137,13 +141,14 @@ class MetaSampler:
         self.executor: Any
         if self.executor_name == "parallel":
             self.executor = MetaParallelEnvExecutor(
-                *executor_args, seed=self.seed, n_parallel=n_parallel
+                *executor_args, seed=self.seed, n_parallel=n_parallel, timeout=timeout
             )
         elif self.executor_name == "ray":
             from meta_policy_search.samplers.ray_executor import MetaRayEnvExecutor
 
             self.executor = MetaRayEnvExecutor(
-                *executor_args, seed=self.seed, num_actors=n_parallel, ray_address=ray_address
+                *executor_args, seed=self.seed, num_actors=n_parallel, ray_address=ray_address,
+                timeout=timeout,
             )
         else:
             self.executor = MetaIterativeEnvExecutor(*executor_args, seed=self.seed)

@@ -163,6 +163,9 @@ class MetaParallelEnvExecutor(ExecutorBase):
         seed: root seed of all episode randomness, ``>= 0``.
         n_parallel: number of worker processes, at most ``meta_batch_size``; ``None`` means
             ``min(cpu count, meta_batch_size)``.
+        timeout: seconds a call may wait for the workers' replies before the executor gives up
+            on them as hung (e.g. an env stuck inside ``step``), closes and raises a
+            RuntimeError; ``None`` waits as long as the workers are alive.
 
     Raises:
         ValueError: on non-positive sizes, ``n_parallel > meta_batch_size`` or a non-flat space.
@@ -177,8 +180,12 @@ class MetaParallelEnvExecutor(ExecutorBase):
         max_path_length: int,
         seed: int = 0,
         n_parallel: int | None = None,
+        timeout: float | None = None,
     ) -> None:
         self._processes: list[Any] = []
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds or None, got {timeout!r}")
+        self.timeout = timeout
         self._conns: list[Any] = []
         self._init_sizes(meta_batch_size, envs_per_task, max_path_length, seed)
         if n_parallel is None:
@@ -239,10 +246,18 @@ class MetaParallelEnvExecutor(ExecutorBase):
         errors: list[tuple[int, tuple[bytes | None, str, str]]] = []
         pending = {conn: k for k, conn in enumerate(self._conns)}
         sentinels = {self._processes[k].sentinel: k for k in range(len(self._conns))}
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
         while pending:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             ready = mp_connection.wait(
-                list(pending) + [s for s, k in sentinels.items() if k in pending.values()]
+                list(pending) + [s for s, k in sentinels.items() if k in pending.values()],
+                timeout=remaining,
             )
+            if not ready:
+                self._fail(RuntimeError(
+                    f"sampler workers {sorted(pending.values())} sent no reply within "
+                    f"timeout={self.timeout} s and are presumed hung; the executor is closed"
+                ))
             ready_conns: list[Any] = [obj for obj in ready if obj in pending]  # like self._conns
             for conn in ready_conns:
                 k = pending.pop(conn)
