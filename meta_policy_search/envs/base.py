@@ -79,3 +79,28 @@ def check_positive_int(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
+
+
+def as_finite_vector(task: object, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Return ``task`` as a new float64 array of ``shape``.
+
+    Args:
+        task: anything :func:`numpy.array` accepts.
+        name: what ``task`` is, for the error message (e.g. ``'goal'``).
+        shape: the required shape, e.g. ``(2,)``.
+
+    Returns:
+        A new float64 array of shape ``shape``.
+
+    Raises:
+        ValueError: if ``task`` has another shape or non-finite entries.
+    """
+    try:
+        array = np.array(task, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be a float array of shape {shape}, got {task!r}") from error
+    if array.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got shape {array.shape}: {task!r}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite, got {task!r}")
+    return array

@@ -10,29 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from meta_policy_search.envs.base import check_positive_int
+from meta_policy_search.envs.base import as_finite_vector, check_positive_int
 from meta_policy_search.envs.mujoco_envs._common import ForwardRewardEnv, MujocoMetaEnv
 from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_error_diagnostics
 from meta_policy_search.types import PathBatch
 
 _UNIT_NORM_TOLERANCE = 1e-5
-
-
-def as_finite_vector(task: object, name: str, shape: tuple[int, ...]) -> np.ndarray:
-    """Return ``task`` as a float64 array of ``shape``.
-
-    Raises:
-        ValueError: if ``task`` has another shape or non-finite entries.
-    """
-    try:
-        array = np.array(task, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{name} must be a float array of shape {shape}, got {task!r}") from error
-    if array.shape != shape:
-        raise ValueError(f"{name} must have shape {shape}, got shape {array.shape}: {task!r}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be finite, got {task!r}")
-    return array
 
 
 def as_finite_scalar(task: object, name: str) -> float:

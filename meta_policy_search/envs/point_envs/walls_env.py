@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from meta_policy_search.envs.base import check_positive_int
+from meta_policy_search.envs.base import as_finite_vector, check_positive_int
 from meta_policy_search.envs.point_envs.base import (
     check_corner,
     dense_reward,
@@ -88,16 +88,7 @@ class MetaPointEnvWalls(MetaPointEnvCorner):
             ValueError: if ``task`` is not a finite ``[3, 2]`` array whose first row is a corner
                 and whose other rows lie on the circles of radius 1 and 2.
         """
-        try:
-            array = np.array(task, dtype=np.float64)
-        except (TypeError, ValueError) as err:
-            raise ValueError(
-                f"walls task must be a float array of shape (3, 2), got {task!r}"
-            ) from err
-        if array.shape != (3, 2) or not np.all(np.isfinite(array)):
-            raise ValueError(
-                f"walls task must be a finite float array of shape (3, 2), got {task!r}"
-            )
+        array = as_finite_vector(task, "walls task", (3, 2))
         norms = np.linalg.norm(array[1:], axis=1)
         if not np.allclose(norms, WALL_RADII, rtol=1e-5, atol=0.0):
             raise ValueError(
