@@ -32,10 +32,8 @@ Writes ``benchmarks/results/algo_steps.json`` and ``algo_steps.md`` (``--quick``
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -50,6 +48,7 @@ import tensorflow as tf
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.machine_info import machine_info  # noqa: E402
 from meta_policy_search.meta_algos import DICEMAML, TRPOMAML, VPGMAML, MAMLAlgo, ProMP  # noqa: E402
 from meta_policy_search.policies import MetaGaussianMLPPolicy  # noqa: E402
 from meta_policy_search.types import SampleBatch  # noqa: E402
@@ -282,25 +281,6 @@ def to_tensor_timing(samples: list[SampleBatch], algo: MAMLAlgo, calls: int = 5)
 
 
 # -------------------------------------------------------------------------------------- output
-def machine_info() -> dict:
-    cpu = platform.processor()
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    return {
-        "cpu_model": cpu,
-        "cpu_count": os.cpu_count(),
-        "usable_cores": len(os.sched_getaffinity(0)),
-        "python": platform.python_version(),
-        "tensorflow": tf.__version__,
-        "numpy": np.__version__,
-        "platform": platform.platform(),
-        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-    }
-
-
 def _optional(row: dict, key: str) -> str:
     return f"{row[key]:.1e}" if key in row else ""
 
@@ -379,7 +359,7 @@ def main() -> None:
         meta_batch_size, rollouts, horizon, repeats = 4, 3, 20, args.repeats or 2
     else:
         meta_batch_size, rollouts, horizon, repeats = 40, 20, 100, args.repeats or 3
-    machine = machine_info()
+    machine = machine_info(tensorflow=tf.__version__, numpy=np.__version__)
     machine["load_average_start"] = [round(x, 2) for x in os.getloadavg()]
     samples1 = make_samples(meta_batch_size, rollouts, horizon, 1)
     samples2 = make_samples(meta_batch_size, rollouts, horizon, 2)

@@ -21,10 +21,8 @@ Writes ``benchmarks/results/sampling.json`` and ``sampling.md`` (``--quick`` wri
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import sys
 import time
 from importlib import metadata
@@ -35,6 +33,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.machine_info import machine_info  # noqa: E402
 from meta_policy_search.envs import normalize  # noqa: E402
 from meta_policy_search.envs.mujoco_envs import HalfCheetahRandDirecEnv  # noqa: E402
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP  # noqa: E402
@@ -130,31 +129,6 @@ def time_policy(policy, num_envs_per_task: int, obs_dim: int, act_dim: int, call
             "batch": [policy.num_tasks, num_envs_per_task, obs_dim]}
 
 
-def machine_info() -> dict:
-    cpu = platform.processor()
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count()
-    return {
-        "cpu_model": cpu,
-        "cpu_count": os.cpu_count(),
-        "usable_cores": usable,
-        "load_average_1_5_15": list(os.getloadavg()),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "mujoco": metadata.version("mujoco"),
-        "gymnasium": metadata.version("gymnasium"),
-        "platform": platform.platform(),
-        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-    }
-
-
 def write_markdown(path: Path, result: dict) -> None:
     cfg, m, raw = result["config"], result["machine"], result["raw_mj_step"]
     runs = result["runs"]
@@ -221,7 +195,9 @@ def main() -> None:
         "repeats": args.repeats,
         "quick": args.quick,
     }
-    machine = machine_info()
+    machine = machine_info(numpy=np.__version__, mujoco=metadata.version("mujoco"),
+                           gymnasium=metadata.version("gymnasium"))
+    machine["load_average_1_5_15"] = list(os.getloadavg())
     env = normalize(HalfCheetahRandDirecEnv())
     env.seed_tasks(0)
     tasks = env.sample_tasks(meta_batch_size)

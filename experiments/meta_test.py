@@ -37,7 +37,6 @@ from meta_policy_search.utils.experiment import (
     build_dice_sample_processor,
     build_sample_processor,
     config_from_dict,
-    load_json,
 )
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 
@@ -78,13 +77,6 @@ def script_builders(algo_name: str) -> tuple[type, Any, Any]:
         sys.path.insert(0, scripts_dir)  # the scripts import each other by module name
     module = importlib.import_module(module_name)
     return module.Config, module.make_algo, make_sample_processor
-
-
-def _read_params(run_dir: str) -> dict[str, Any]:
-    path = os.path.join(run_dir, "params.json")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path} not found: {run_dir!r} is not a run directory")
-    return load_json(path)
 
 
 def _jsonable_task(task: Any) -> Any:
@@ -133,14 +125,14 @@ def evaluate_run(
     if isinstance(num_adapt_steps, bool) or not isinstance(num_adapt_steps, int) \
             or num_adapt_steps < 0:
         raise ValueError(f"num_adapt_steps must be a non-negative integer, got {num_adapt_steps!r}")
-    params = _read_params(run_dir)
+    params = evaluation.read_run_params(run_dir)
     config_cls, make_algo, make_sample_processor = script_builders(str(params.get("algo")))
     config = config_from_dict(config_cls, params)
     evaluation.find_checkpoint_dir(run_dir)  # fail before building anything
     pretrained_config = None
     if pretrained_run is not None:
         fields = {f.name for f in dataclasses.fields(MetaRLConfig)}
-        other = _read_params(pretrained_run)
+        other = evaluation.read_run_params(pretrained_run)
         pretrained_config = config_from_dict(
             MetaRLConfig, {k: v for k, v in other.items() if k in fields}
         )

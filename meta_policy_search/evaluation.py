@@ -199,6 +199,27 @@ def draw_tasks(env: Any, n_tasks: int, seed: int) -> list[Task]:
     return list(env.sample_tasks(n_tasks))
 
 
+def read_run_params(run_dir: str) -> dict[str, Any]:
+    """Read a run's ``params.json`` as a dict (the config's fields plus ``'algo'``).
+
+    Args:
+        run_dir: a run directory written by ``run_experiment``.
+
+    Returns:
+        The JSON object.
+
+    Raises:
+        FileNotFoundError: if ``run_dir/params.json`` does not exist.
+        ValueError: if it does not hold a JSON object.
+    """
+    from meta_policy_search.utils.experiment import load_json
+
+    path = os.path.join(run_dir, "params.json")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path} not found: {run_dir!r} is not a run directory")
+    return load_json(path)
+
+
 def load_run_config(run_dir: str, config_cls: type) -> Any:
     """Read a run's ``params.json`` into ``config_cls``.
 
@@ -213,12 +234,9 @@ def load_run_config(run_dir: str, config_cls: type) -> Any:
         FileNotFoundError: if ``run_dir/params.json`` does not exist.
         ValueError: if it holds keys that are not fields of ``config_cls``.
     """
-    from meta_policy_search.utils.experiment import config_from_dict, load_json
+    from meta_policy_search.utils.experiment import config_from_dict
 
-    path = os.path.join(run_dir, "params.json")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path} not found: {run_dir!r} is not a run directory")
-    return config_from_dict(config_cls, load_json(path))
+    return config_from_dict(config_cls, read_run_params(run_dir))
 
 
 def build_evaluation(
@@ -323,11 +341,10 @@ def restore_run(run_dir: str, algo: Any, policy: Any) -> int:
     Raises:
         FileNotFoundError: if the run has no complete checkpoint.
     """
+    from meta_policy_search.meta_trainer import checkpoint_trackables
     from meta_policy_search.utils.checkpoint import restore_checkpoint
 
-    trackables = dict(algo.checkpoint_state())
-    trackables.setdefault("policy_params", dict(policy.get_params()))
-    state = restore_checkpoint(find_checkpoint_dir(run_dir), trackables)
+    state = restore_checkpoint(find_checkpoint_dir(run_dir), checkpoint_trackables(algo, policy))
     return int(state["itr"])
 
 

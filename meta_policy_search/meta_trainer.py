@@ -167,10 +167,7 @@ class Trainer:
 
     # ------------------------------------------------------------------ checkpoints
     def _trackables(self) -> dict[str, Any]:
-        trackables = dict(self.algo.checkpoint_state())
-        if hasattr(self.policy, "get_params") and "policy_params" not in trackables:
-            trackables["policy_params"] = dict(self.policy.get_params())
-        return trackables
+        return checkpoint_trackables(self.algo, self.policy)
 
     def _side_state(self) -> dict[str, Any]:
         state: dict[str, Any] = {"n_timesteps": self.n_timesteps}
@@ -234,6 +231,24 @@ class Trainer:
             env.task_rng.bit_generator.state = state["env_task_rng"]
         self.start_itr = int(state["itr"]) + 1
         return self.start_itr
+
+
+def checkpoint_trackables(algo: Any, policy: Any) -> dict[str, Any]:
+    """The TensorFlow state a Trainer checkpoint holds, by name (save and restore must agree).
+
+    Args:
+        algo: the meta-algorithm; its ``checkpoint_state()`` (policy, step sizes, optimizer).
+        policy: the meta-policy; its ``get_params()`` are added as ``policy_params`` unless the
+            algorithm's state already has that name.
+
+    Returns:
+        Name -> trackable, for :func:`~meta_policy_search.utils.checkpoint.save_checkpoint` and
+        :func:`~meta_policy_search.utils.checkpoint.restore_checkpoint`.
+    """
+    trackables = dict(algo.checkpoint_state())
+    if hasattr(policy, "get_params") and "policy_params" not in trackables:
+        trackables["policy_params"] = dict(policy.get_params())
+    return trackables
 
 
 def _average_return(paths: Any) -> float:

@@ -29,13 +29,13 @@ from typing import Any
 
 import tensorflow as tf
 
-from meta_policy_search.utils.serialization import atomic_write_bytes
+from meta_policy_search.utils.serialization import TEMP_PREFIX, atomic_write_bytes
 
 POINTER_FILE = "latest"
 TF_PREFIX = "tf_state"
 STATE_FILE = "state.pkl"
 INFO_FILE = "state.json"
-_TMP_PREFIX = ".tmp-"
+_TMP_PREFIX = TEMP_PREFIX  # also the prefix of the pointer file's temporary files
 _CKPT_PREFIX = "itr_"
 
 
