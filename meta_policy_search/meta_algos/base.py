@@ -115,8 +115,7 @@ class MAMLAlgo(tf.Module):
     # ---------------------------------------------------------------------- policy evaluation
     def tiled_params(self, num_tasks: int | tf.Tensor) -> Params:
         """The shared policy parameters repeated on a leading task axis (differentiable)."""
-        params = self.policy.get_params()
-        return {name: tf.repeat(var[None], num_tasks, axis=0) for name, var in params.items()}
+        return self.policy.stacked_params(num_tasks)
 
     def log_likelihood(self, params: Params, batch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """Per-step log-likelihoods ``[T, R, H]`` of the batch's actions under ``params``.
@@ -130,6 +129,17 @@ class MAMLAlgo(tf.Module):
     def old_log_likelihood(self, batch: TensorBatch) -> tf.Tensor:
         """Per-step log-likelihoods ``[T, R, H]`` under the distribution that sampled ``batch``."""
         return batch.per_step(DiagonalGaussian.log_likelihood(batch.actions, batch.old_dist_info))
+
+    def _likelihood_ratio(self, params: Params, batch: TensorBatch) -> tf.Tensor:
+        """Per-step ``pi_params(a|s) / pi_old(a|s)`` ``[T, R, H]`` on ``batch``."""
+        log_likelihood, _ = self.log_likelihood(params, batch)
+        return tf.exp(log_likelihood - self.old_log_likelihood(batch))
+
+    def _mean_kl(self, params: Params, batch: TensorBatch) -> tf.Tensor:
+        """Mean ``KL(pi_old || pi_params)`` over the real steps of ``batch``, averaged over tasks."""
+        dist_info = self.policy.forward(params, batch.observations)
+        kl = batch.per_step(DiagonalGaussian.kl(batch.old_dist_info, dist_info))
+        return tf.reduce_mean(objectives.masked_task_mean(kl, batch.mask))
 
     def inner_objective(self, params: Params, batch: TensorBatch) -> tf.Tensor:
         """Per-task inner losses ``[T]`` of type :attr:`inner_type`."""
@@ -224,8 +234,7 @@ class MAMLAlgo(tf.Module):
         """
         chain = self.adapted_params(batches[:-1])
         post = batches[-1]
-        log_likelihood, _ = self.log_likelihood(chain[-1], post)
-        ratio = tf.exp(log_likelihood - self.old_log_likelihood(post))
+        ratio = self._likelihood_ratio(chain[-1], post)
         loss = objectives.surrogate_objective(ratio, post.advantages, post.mask)
         if exploration:
             loss += self.exploration_loss(chain, batches)
@@ -244,11 +253,7 @@ class MAMLAlgo(tf.Module):
 
     def post_update_kl(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
         """Mean KL(pi_old || pi_{theta_K}) over the real post-update steps of all tasks."""
-        chain = self.adapted_params(batches[:-1])
-        post = batches[-1]
-        dist_info = self.policy.forward(chain[-1], post.observations)
-        kl = post.per_step(DiagonalGaussian.kl(post.old_dist_info, dist_info))
-        return tf.reduce_mean(objectives.masked_task_mean(kl, post.mask))
+        return self._mean_kl(self.adapted_params(batches[:-1])[-1], batches[-1])
 
 
 class _VariableDict(tf.Module):

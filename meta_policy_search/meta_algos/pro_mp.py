@@ -12,7 +12,6 @@ from meta_policy_search.meta_algos.base import MAMLAlgo, log_statistics
 from meta_policy_search.meta_algos.batch import TensorBatch
 from meta_policy_search.meta_algos.inner_step import Params
 from meta_policy_search.optimizers import MAMLFirstOrderOptimizer
-from meta_policy_search.policies.distributions import DiagonalGaussian
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
 
@@ -95,24 +94,20 @@ class ProMP(MAMLAlgo):
 
     def inner_kls(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
         """``[K]``: mean over tasks of ``KL(pi_old_k || pi_{theta_k})`` on each inner batch."""
-        chain = self.adapted_params(batches[:-1])
-        return tf.stack([self._step_kl(params, batch) for params, batch in zip(chain[:-1], batches[:-1])])
+        return self._inner_kls(self.adapted_params(batches[:-1]), batches)
 
-    def _step_kl(self, params: Params, batch: TensorBatch) -> tf.Tensor:
-        dist_info = self.policy.forward(params, batch.observations)
-        kl = batch.per_step(DiagonalGaussian.kl(batch.old_dist_info, dist_info))
-        return tf.reduce_mean(objectives.masked_task_mean(kl, batch.mask))
+    def _inner_kls(self, chain: Sequence[Params], batches: Sequence[TensorBatch]) -> tf.Tensor:
+        return tf.stack([self._mean_kl(params, batch) for params, batch in zip(chain[:-1], batches[:-1])])
 
     def meta_loss_and_inner_kls(self, batches: Sequence[TensorBatch]) -> tuple[tf.Tensor, tf.Tensor]:
         """ProMP's outer loss and the ``[K]`` inner KLs of :meth:`inner_kls`, from one chain."""
         chain = self.adapted_params(batches[:-1])
         post = batches[-1]
-        log_likelihood, _ = self.log_likelihood(chain[-1], post)
-        ratio = tf.exp(log_likelihood - self.old_log_likelihood(post))
+        ratio = self._likelihood_ratio(chain[-1], post)
         surrogate = objectives.clipped_surrogate_objective(
             ratio, post.advantages, post.mask, self.current_clip_eps
         )
-        kls = tf.stack([self._step_kl(params, batch) for params, batch in zip(chain[:-1], batches[:-1])])
+        kls = self._inner_kls(chain, batches)
         return tf.reduce_mean(surrogate) + tf.reduce_sum(self.inner_kl_coeffs * kls), kls
 
     def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from meta_policy_search.policies.gaussian_mlp_policy import GaussianMLPPolicy, _rebuild_policy
+from meta_policy_search.policies.gaussian_mlp_policy import GaussianMLPPolicy
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 
 
@@ -56,12 +56,19 @@ class MetaGaussianMLPPolicy(GaussianMLPPolicy):
         """Forget adapted parameters: every task samples with the shared parameters again."""
         self._task_params = None
 
-    def stacked_params(self) -> dict[str, tf.Tensor]:
-        """The shared parameters tiled on a leading task axis ``[T, ...]`` (differentiable)."""
-        return {
-            name: tf.repeat(var[None], self.meta_batch_size, axis=0)
-            for name, var in self._params.items()
-        }
+    def stacked_params(self, num_tasks: int | tf.Tensor | None = None) -> dict[str, tf.Tensor]:
+        """The shared parameters tiled on a leading task axis (differentiable).
+
+        Args:
+            num_tasks: size ``T`` of the task axis (a tensor inside graphs); default
+                ``meta_batch_size``.
+
+        Returns:
+            name -> ``[T, *param_shape]`` tensor.
+        """
+        if num_tasks is None:
+            num_tasks = self.meta_batch_size
+        return {name: tf.repeat(var[None], num_tasks, axis=0) for name, var in self._params.items()}
 
     def update_task_parameters(self, updated_params: Mapping[str, Any]) -> None:
         """Set the adapted parameters used for sampling.
@@ -119,6 +126,3 @@ class MetaGaussianMLPPolicy(GaussianMLPPolicy):
 
     def _config(self) -> dict[str, Any]:
         return dict(meta_batch_size=self.meta_batch_size, **super()._config())
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_policy, (type(self), self._config(), self.get_param_values()))
