@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from meta_policy_search.envs.base import check_positive_int
 from meta_policy_search.types import Task
 
 EVAL_SEED_OFFSET = 10_000
@@ -51,12 +52,6 @@ class EvaluationSetup:
     """The run's sample processor (advantages for the inner step)."""
     algo: Any
     """The run's meta-algorithm over ``policy``; only its ``_adapt`` is used."""
-
-
-def _check_positive(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _check_num_adapt_steps(value: Any) -> int:
@@ -194,7 +189,7 @@ def draw_tasks(env: Any, n_tasks: int, seed: int) -> list[Task]:
     Raises:
         ValueError: if ``n_tasks <= 0``.
     """
-    n_tasks = _check_positive("n_tasks", n_tasks)
+    n_tasks = check_positive_int("n_tasks", n_tasks)
     env.seed_tasks(int(seed))
     return list(env.sample_tasks(n_tasks))
 
@@ -282,9 +277,9 @@ def build_evaluation(
         derive_seeds,
     )
 
-    updates: dict[str, Any] = {"meta_batch_size": _check_positive("n_tasks", n_tasks)}
+    updates: dict[str, Any] = {"meta_batch_size": check_positive_int("n_tasks", n_tasks)}
     if rollouts_per_task is not None:
-        updates["rollouts_per_meta_task"] = _check_positive("rollouts_per_task", rollouts_per_task)
+        updates["rollouts_per_meta_task"] = check_positive_int("rollouts_per_task", rollouts_per_task)
         if config.envs_per_task is not None and config.envs_per_task > rollouts_per_task:
             updates["envs_per_task"] = None
     if parallel is not None:
