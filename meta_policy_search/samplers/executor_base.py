@@ -3,12 +3,18 @@
 :class:`ExecutorBase` is the common base of
 :class:`~meta_policy_search.samplers.MetaIterativeEnvExecutor`,
 :class:`~meta_policy_search.samplers.MetaParallelEnvExecutor` and
-:class:`~meta_policy_search.samplers.MetaRayEnvExecutor`; it only checks and stores arguments,
-the stepping is each executor's own.
+:class:`~meta_policy_search.samplers.MetaRayEnvExecutor`; it checks and stores arguments and
+the closed / tasks-set state, the stepping is each executor's own. The env-grid helpers
+(:func:`set_env_tasks`, :func:`close_envs`) and :func:`process_info` are also what the worker
+processes and Ray actors run.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+import time
+from collections.abc import Sequence
 from typing import Any, Self
 
 import numpy as np
@@ -16,6 +22,22 @@ import numpy as np
 from meta_policy_search.envs.base import check_positive_int
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.samplers.rollout import check_non_negative_int, check_policy, space_dim
+from meta_policy_search.types import Task
+
+
+def check_tasks(tasks: Sequence[Task], meta_batch_size: int) -> list[Task]:
+    """Return ``tasks`` as a list, or raise a ValueError if there are not ``meta_batch_size``."""
+    tasks = list(tasks)
+    if len(tasks) != meta_batch_size:
+        raise ValueError(f"expected meta_batch_size={meta_batch_size} tasks, got {len(tasks)}")
+    return tasks
+
+
+def check_timeout(timeout: float | None) -> float | None:
+    """Return ``timeout`` (seconds) if it is positive or ``None``; else raise a ValueError."""
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"timeout must be > 0 seconds or None, got {timeout!r}")
+    return timeout
 
 
 def check_num_workers(name: str, value: int, meta_batch_size: int, unit: str) -> int:
@@ -57,12 +79,45 @@ def split_task_blocks(meta_batch_size: int, num_blocks: int) -> list[tuple[int, 
     return [(int(block[0]), int(block[-1]) + 1) for block in blocks]
 
 
+def set_env_tasks(envs: Sequence[Sequence[Any]], tasks: Sequence[Task]) -> None:
+    """Set ``tasks[t]`` on every env copy ``envs[t][j]`` of local task ``t``."""
+    for task, task_envs in zip(tasks, envs):
+        for env in task_envs:
+            env.set_task(task)
+
+
+def close_envs(envs: Sequence[Sequence[Any]]) -> None:
+    """Close every env copy ``envs[t][j]``."""
+    for task_envs in envs:
+        for env in task_envs:
+            env.close()
+
+
+def process_info() -> dict[str, Any]:
+    """Diagnostics of this (worker) process.
+
+    Returns:
+        ``pid``, ``tensorflow_imported`` (whether TensorFlow is loaded: it should not be in a
+        worker) and ``cpu_seconds`` (the process's CPU time so far).
+    """
+    return {
+        "pid": os.getpid(),
+        "tensorflow_imported": "tensorflow" in sys.modules,
+        "cpu_seconds": time.process_time(),
+    }
+
+
 class ExecutorBase:
     """Argument checks and context management shared by the executors.
 
-    Subclasses call :meth:`_init_sizes` and :meth:`_init_spaces` in their constructor and
-    :meth:`_check_collect_args` at the start of ``collect``, and define ``close``.
+    Subclasses call :meth:`_init_sizes` and :meth:`_init_spaces` in their constructor,
+    :meth:`_check_collect_args` at the start of ``collect`` and set ``_tasks_set`` in
+    ``set_tasks``; they define ``close``, which sets ``_closed``.
     """
+
+    _closed: bool = False
+    _tasks_set: bool = False
+    _closed_message = "the executor is closed"
 
     meta_batch_size: int
     envs_per_task: int
@@ -88,11 +143,27 @@ class ExecutorBase:
     def _check_collect_args(
         self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int
     ) -> tuple[int, int]:
-        """Check ``collect``'s arguments; return ``(num_rollouts, phase)`` as ints."""
+        """Check the executor's state and ``collect``'s arguments.
+
+        Returns:
+            ``(num_rollouts, phase)`` as ints.
+
+        Raises:
+            RuntimeError: if the executor is closed or ``set_tasks`` was never called.
+            ValueError: on a bad size or a policy that does not fit the tasks and env.
+        """
+        self._check_open()
         num_rollouts = check_positive_int("num_rollouts", num_rollouts)
         phase = check_non_negative_int("phase", phase)
         check_policy(policy, self.meta_batch_size, self.obs_dim, self.action_dim)
+        if not self._tasks_set:
+            raise RuntimeError("call set_tasks() before collect()")
         return num_rollouts, phase
+
+    def _check_open(self) -> None:
+        """Raise a RuntimeError if the executor is closed."""
+        if self._closed:
+            raise RuntimeError(self._closed_message)
 
     def close(self) -> None:
         """Release the executor's envs or workers (safe to call more than once)."""

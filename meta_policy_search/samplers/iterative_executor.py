@@ -7,7 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
-from meta_policy_search.samplers.executor_base import ExecutorBase
+from meta_policy_search.samplers.executor_base import (
+    ExecutorBase,
+    check_tasks,
+    close_envs,
+    set_env_tasks,
+)
 from meta_policy_search.samplers.rollout import collect_rollouts
 from meta_policy_search.types import PathBatch, Task
 
@@ -15,14 +20,6 @@ from meta_policy_search.types import PathBatch, Task
 def copy_env(env: Any) -> Any:
     """An independent copy of ``env`` made through pickle (MetaEnvs are picklable)."""
     return pickle.loads(pickle.dumps(env))
-
-
-def check_tasks(tasks: Sequence[Task], meta_batch_size: int) -> list[Task]:
-    """Return ``tasks`` as a list, or raise a ValueError if there are not ``meta_batch_size``."""
-    tasks = list(tasks)
-    if len(tasks) != meta_batch_size:
-        raise ValueError(f"expected meta_batch_size={meta_batch_size} tasks, got {len(tasks)}")
-    return tasks
 
 
 class MetaIterativeEnvExecutor(ExecutorBase):
@@ -57,7 +54,6 @@ class MetaIterativeEnvExecutor(ExecutorBase):
             [copy_env(env) for _ in range(self.envs_per_task)]
             for _ in range(self.meta_batch_size)
         ]
-        self._tasks: list[Task] | None = None
 
     def set_tasks(self, tasks: Sequence[Task]) -> None:
         """Set task ``t`` on every env copy of task ``t``.
@@ -68,11 +64,8 @@ class MetaIterativeEnvExecutor(ExecutorBase):
         Raises:
             ValueError: if the number of tasks is not ``meta_batch_size``.
         """
-        tasks = check_tasks(tasks, self.meta_batch_size)
-        for task, task_envs in zip(tasks, self.envs):
-            for env in task_envs:
-                env.set_task(task)
-        self._tasks = tasks
+        set_env_tasks(self.envs, check_tasks(tasks, self.meta_batch_size))
+        self._tasks_set = True
 
     def collect(self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int) -> PathBatch:
         """Collect ``num_rollouts`` episodes for every task.
@@ -90,10 +83,6 @@ class MetaIterativeEnvExecutor(ExecutorBase):
             RuntimeError: if :meth:`set_tasks` was never called or the executor is closed.
         """
         num_rollouts, phase = self._check_collect_args(policy, num_rollouts, phase)
-        if not self.envs:
-            raise RuntimeError("the executor is closed")
-        if self._tasks is None:
-            raise RuntimeError("call set_tasks() before collect()")
         return collect_rollouts(
             self.envs,
             policy,
@@ -106,7 +95,6 @@ class MetaIterativeEnvExecutor(ExecutorBase):
 
     def close(self) -> None:
         """Close all env copies (safe to call more than once)."""
-        for task_envs in self.envs:
-            for env in task_envs:
-                env.close()
+        close_envs(self.envs)
         self.envs = []
+        self._closed = True

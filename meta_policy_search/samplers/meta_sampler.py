@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from meta_policy_search.envs.base import check_positive_int
+from meta_policy_search.samplers.executor_base import check_tasks
 from meta_policy_search.samplers.iterative_executor import MetaIterativeEnvExecutor
 from meta_policy_search.samplers.parallel_executor import MetaParallelEnvExecutor
 from meta_policy_search.samplers.rollout import check_non_negative_int, space_dim
@@ -186,9 +187,7 @@ class MetaSampler:
         Raises:
             ValueError: if the number of tasks is not ``meta_batch_size``.
         """
-        tasks = list(tasks)
-        if len(tasks) != self.meta_batch_size:
-            raise ValueError(f"got {len(tasks)} tasks, expected meta_batch_size={self.meta_batch_size}")
+        tasks = check_tasks(tasks, self.meta_batch_size)
         self.executor.set_tasks(tasks)
         self._tasks = tasks
         return tasks

@@ -32,9 +32,13 @@ from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.samplers.executor_base import (
     ExecutorBase,
     check_num_workers,
+    check_tasks,
+    check_timeout,
+    close_envs,
+    process_info,
+    set_env_tasks,
     split_task_blocks,
 )
-from meta_policy_search.samplers.iterative_executor import check_tasks
 from meta_policy_search.samplers.rollout import collect_rollouts, concatenate_paths
 from meta_policy_search.types import PathBatch, Task
 
@@ -82,16 +86,12 @@ def _worker_loop(
         except (EOFError, OSError):  # the parent is gone
             return
         if command == "close":
-            for task_envs in envs:
-                for env in task_envs:
-                    env.close()
+            close_envs(envs)
             return
         result: PathBatch | dict[str, Any] | None
         try:
             if command == "set_tasks":
-                for task, task_envs in zip(payload, envs):
-                    for env in task_envs:
-                        env.set_task(task)
+                set_env_tasks(envs, payload)
                 result = None
             elif command == "collect":
                 policy, num_rollouts, phase = payload
@@ -105,11 +105,7 @@ def _worker_loop(
                     phase,
                 )
             elif command == "info":
-                result = {
-                    "pid": os.getpid(),
-                    "tensorflow_imported": "tensorflow" in sys.modules,
-                    "cpu_seconds": time.process_time(),
-                }
+                result = process_info()
             else:
                 raise ValueError(f"unknown worker command {command!r}")
         except Exception as exc:
@@ -172,6 +168,8 @@ class MetaParallelEnvExecutor(ExecutorBase):
         RuntimeError: if a worker fails to start.
     """
 
+    _closed_message = "the executor is closed (after close() or a worker failure)"
+
     def __init__(
         self,
         env: Any,
@@ -183,9 +181,7 @@ class MetaParallelEnvExecutor(ExecutorBase):
         timeout: float | None = None,
     ) -> None:
         self._processes: list[Any] = []
-        if timeout is not None and not timeout > 0:
-            raise ValueError(f"timeout must be > 0 seconds or None, got {timeout!r}")
-        self.timeout = timeout
+        self.timeout = check_timeout(timeout)
         self._conns: list[Any] = []
         self._init_sizes(meta_batch_size, envs_per_task, max_path_length, seed)
         if n_parallel is None:
@@ -212,18 +208,12 @@ class MetaParallelEnvExecutor(ExecutorBase):
                 child_conn.close()
                 self._processes.append(process)
                 self._conns.append(parent_conn)
-        self._closed = False
-        self._tasks_set = False
         self._gather()  # each worker reports once its env copies are built
 
     def _fail(self, error: BaseException) -> None:
         # The other workers may be busy with a long collect: don't wait for them.
         self._shutdown(join_timeout=0.2)
         raise error
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError("the executor is closed (after close() or a worker failure)")
 
     def _send(self, messages: Sequence[tuple[str, Any]]) -> None:
         for k, (conn, message) in enumerate(zip(self._conns, messages)):
@@ -321,10 +311,7 @@ class MetaParallelEnvExecutor(ExecutorBase):
             RuntimeError: if a worker died, :meth:`set_tasks` was never called or the executor is
                 closed.
         """
-        self._check_open()
         num_rollouts, phase = self._check_collect_args(policy, num_rollouts, phase)
-        if not self._tasks_set:
-            raise RuntimeError("call set_tasks() before collect()")
         self._send(
             [
                 ("collect", (policy.task_slice(start, stop), num_rollouts, phase))

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -29,9 +28,12 @@ from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.samplers.executor_base import (
     ExecutorBase,
     check_num_workers,
+    check_tasks,
+    check_timeout,
+    process_info,
+    set_env_tasks,
     split_task_blocks,
 )
-from meta_policy_search.samplers.iterative_executor import check_tasks
 from meta_policy_search.samplers.rollout import collect_rollouts, concatenate_paths
 from meta_policy_search.types import PathBatch, Task
 
@@ -113,9 +115,7 @@ class RolloutActor:
 
     def set_tasks(self, tasks: Sequence[Task]) -> None:
         """Set local task ``t`` on every env copy of task ``t``."""
-        for task, task_envs in zip(tasks, self.envs):
-            for env in task_envs:
-                env.set_task(task)
+        set_env_tasks(self.envs, tasks)
 
     def collect(self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int) -> PathBatch:
         """Run :func:`collect_rollouts` on this actor's tasks; returns ``[T_local, R, H, ...]``."""
@@ -126,12 +126,7 @@ class RolloutActor:
 
     def info(self) -> dict[str, Any]:
         """``pid``, ``hostname``, ``tensorflow_imported`` and ``cpu_seconds`` of this actor."""
-        return {
-            "pid": os.getpid(),
-            "hostname": os.uname().nodename,
-            "tensorflow_imported": "tensorflow" in sys.modules,
-            "cpu_seconds": time.process_time(),
-        }
+        return {**process_info(), "hostname": os.uname().nodename}
 
 
 def _writable(paths: PathBatch) -> PathBatch:
@@ -180,6 +175,8 @@ class MetaRayEnvExecutor(ExecutorBase):
         RuntimeError: if the actors cannot be started (e.g. the cluster lacks free CPUs).
     """
 
+    _closed_message = "the executor is closed (after close() or an actor failure)"
+
     def __init__(
         self,
         env: Any,
@@ -194,9 +191,7 @@ class MetaRayEnvExecutor(ExecutorBase):
         self._actors: list[Any] = []
         self._closed = True
         self._init_sizes(meta_batch_size, envs_per_task, max_path_length, seed)
-        if timeout is not None and not timeout > 0:
-            raise ValueError(f"timeout must be positive seconds or None, got {timeout!r}")
-        self.timeout = timeout
+        self.timeout = check_timeout(timeout)
         if num_actors is not None:
             num_actors = check_num_workers(
                 "num_actors", num_actors, self.meta_batch_size, "an actor"
@@ -219,7 +214,6 @@ class MetaRayEnvExecutor(ExecutorBase):
             for start, stop in self.task_blocks
         ]
         self._closed = False
-        self._tasks_set = False
         startup_timeout = max(self.timeout or 0.0, 120.0)
         self._gather([actor.info.remote() for actor in self._actors], "start", startup_timeout)
 
@@ -264,10 +258,6 @@ class MetaRayEnvExecutor(ExecutorBase):
                            f"{timeout:g} s{hint}")
         return results
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise RuntimeError("the executor is closed (after close() or an actor failure)")
-
     # ------------------------------------------------------------------ executor interface
     def set_tasks(self, tasks: Sequence[Task]) -> None:
         """Send each actor the tasks of its block.
@@ -306,10 +296,7 @@ class MetaRayEnvExecutor(ExecutorBase):
             RuntimeError: if an actor died, the ``timeout`` passed, :meth:`set_tasks` was never
                 called or the executor is closed.
         """
-        self._check_open()
         num_rollouts, phase = self._check_collect_args(policy, num_rollouts, phase)
-        if not self._tasks_set:
-            raise RuntimeError("call set_tasks() before collect()")
         refs = [
             actor.collect.remote(self._ray.put(policy.task_slice(start, stop)), num_rollouts,
                                  phase)
