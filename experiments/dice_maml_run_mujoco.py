@@ -34,6 +34,7 @@ def make_algo(config: DiceMAMLConfig, policy):
         num_inner_grad_steps=config.num_inner_grad_steps,
         learning_rate=config.learning_rate,
         trainable_inner_step_size=config.trainable_inner_step_size,
+        first_order=config.first_order,
         jit_compile=config.jit_compile,
     )
 

@@ -39,6 +39,7 @@ def make_algo(config: Config, policy):
         adaptive_inner_kl_penalty=config.adaptive_inner_kl_penalty,
         anneal_factor=config.anneal_factor,
         trainable_inner_step_size=config.trainable_inner_step_size,
+        first_order=config.first_order,
         jit_compile=config.jit_compile,
     )
 

@@ -31,6 +31,7 @@ def make_algo(config: VPGMAMLConfig, policy):
         inner_type=config.inner_type,
         exploration=config.exploration,
         trainable_inner_step_size=config.trainable_inner_step_size,
+        first_order=config.first_order,
         jit_compile=config.jit_compile,
     )
 

@@ -94,6 +94,8 @@ class MetaRLConfig:
     """Number of inner adaptation steps."""
     trainable_inner_step_size: bool = False
     """Meta-learn the per-parameter inner step sizes."""
+    first_order: bool = False
+    """First-order approximation: no gradient through the inner step's gradient."""
     jit_compile: bool = False
     """Compile the algorithm's graphs with XLA (``benchmarks/results/algo_steps.md``)."""
     log_formats: tuple[str, ...] = ("stdout", "log", "csv", "tensorboard")
