@@ -58,6 +58,10 @@ class MetaRLConfig:
     """Episodes per task and inner step."""
     max_path_length: int | None = None
     """Horizon ``H``; ``None``: the env's entry of ``ENV_SETTINGS``."""
+    sampling_mode: str = "rollouts"
+    """``rollouts``: exactly ``rollouts_per_meta_task`` episodes per task and phase; ``budget``:
+    complete episodes until each task holds ``rollouts_per_meta_task x H`` real steps (the
+    original's sampler: early-terminating tasks get more, shorter episodes)."""
     envs_per_task: int | None = None
     """Envs stepped together per task; ``None``: one per rollout."""
     parallel: bool = True
