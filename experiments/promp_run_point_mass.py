@@ -31,6 +31,10 @@ class Config(ProMPConfig):
     """Sample in the main process: the point env is too cheap for worker processes to pay."""
     log_formats: tuple[str, ...] = ("log", "csv", "tensorboard")
     """Logger outputs; no ``stdout`` table, the Trainer prints one line per iteration."""
+    paper_config: bool = False
+    """Keep these quick-start settings (1 inner step, exactly 20 rollouts per task) instead of the
+    paper's PointEnvRandGoal entry (3 inner steps, budget sampling); ``true`` applies the entry to
+    the fields this script does not set itself."""
 
 
 def main(argv: list[str] | None = None) -> str:

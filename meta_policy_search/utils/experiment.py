@@ -6,8 +6,21 @@ docstring per field) and a ``make_algo(config, policy)`` function, then calls
 :func:`run_experiment`. Everything else (parsing, ``params.json``, logger, seeding, building the
 env, policy, sampler and sample processor, resuming) happens here, so the scripts stay short.
 
-Override precedence: dataclass defaults < the run's ``params.json`` (with ``--resume``) <
-``--config_file`` JSON < command-line flags ``--<field> <value>``.
+Override precedence, lowest first:
+
+1. the config class's defaults (a run script's own ``Config`` subclass included);
+2. the paper config of (algorithm, env) from ``paper_configs.json``
+   (:func:`~meta_policy_search.utils.paper.paper_overrides`): only fields the config class has, and not the fields the run
+   script's ``Config`` redeclares (a script's own choices are never replaced); skipped when
+   ``paper_config`` is false (the quick-start script's default) or the paper did not run the env.
+   The env is the one chosen by the flags, else the config file, else the class default;
+3. ``--config_file`` JSON;
+4. command-line flags ``--<field> <value>``.
+
+With ``--resume`` the run's ``params.json`` (complete and resolved) replaces 1 and 2; the config
+file and flags still apply on top. ``params.json`` records the resolved config, the algorithm
+(``algo``) and the paper-config entry that was applied (``paper_config_entry``: algorithm, env,
+the fields it set and the script-owned fields it left alone; ``null`` if none).
 """
 
 from __future__ import annotations
@@ -37,6 +50,7 @@ from meta_policy_search.utils.experiment_configs import (  # noqa: F401 - re-exp
     TRPOMAMLConfig,
     VPGMAMLConfig,
 )
+from meta_policy_search.utils.paper import describe_paper_entry, paper_overrides
 from meta_policy_search.utils.serialization import atomic_write_json
 
 
@@ -173,35 +187,100 @@ def make_parser(config_cls: type, description: str | None = None) -> argparse.Ar
     return parser
 
 
-def parse_config(config_cls: type, argv: Sequence[str] | None = None) -> tuple[Any, bool]:
-    """Parse the command line into a config.
+@dataclasses.dataclass(frozen=True)
+class ParsedCommandLine:
+    """What :func:`parse_command_line` read: the config, whether to resume, the paper entry."""
+
+    config: Any
+    """The config (not yet resolved, see :func:`resolve_config`)."""
+    resume: bool
+    """``--resume`` was given."""
+    paper_entry: dict[str, Any] | None
+    """The paper-config entry applied (:func:`~meta_policy_search.utils.paper.paper_overrides`; with ``--resume``, the one the
+    run's ``params.json`` recorded), or ``None``."""
+
+
+def parse_command_line(
+    config_cls: type, argv: Sequence[str] | None = None, algo_name: str | None = None
+) -> ParsedCommandLine:
+    """Parse the command line into a config, applying the precedence of the module docstring.
 
     Args:
         config_cls: the script's config dataclass.
         argv: arguments without the program name; ``None`` reads ``sys.argv``.
+        algo_name: the algorithm's name (``'promp'``, ``'trpo_maml'``, ...), which selects the
+            paper config's section; ``None`` applies no paper config.
 
     Returns:
-        ``(config, resume)``.
+        The config, ``resume`` and the paper entry applied.
 
     Raises:
-        ValueError: on unknown flags or config-file keys (naming them), unparsable values, or
+        ConfigError: on unknown flags or config-file keys (naming them), unparsable values, or
             ``--resume`` without ``--dump_path``.
     """
     args, unknown = make_parser(config_cls).parse_known_args(argv)
     if unknown:
         raise ConfigError(f"unknown command-line argument(s) {unknown}")
-    cli = {k: v for k, v in vars(args).items() if k not in ("config_file", "resume")}
-    config = config_cls()
+    hints = typing.get_type_hints(config_cls)
+    cli = {k: _coerce(k, v, hints[k], from_cli=True)
+           for k, v in vars(args).items() if k not in ("config_file", "resume")}
+    file_values = load_json(args.config_file) if args.config_file else {}
     if args.resume:
         if "dump_path" not in cli:
             raise ConfigError("--resume needs --dump_path (the run directory to continue)")
-        config = config_from_dict(config_cls, load_json(os.path.join(cli["dump_path"],
-                                                                      "params.json")))
-    if args.config_file:
-        config = config_from_dict(config_cls, load_json(args.config_file), base=config)
+        stored = load_json(os.path.join(cli["dump_path"], "params.json"))
+        config = config_from_dict(config_cls, stored)
+        entry = stored.get("paper_config_entry")
+    else:
+        config, entry = _paper_config_base(config_cls, algo_name, [cli, file_values])
+    if file_values:
+        config = config_from_dict(config_cls, file_values, base=config)
+    return ParsedCommandLine(dataclasses.replace(config, **cli), bool(args.resume), entry)
+
+
+def parse_config(
+    config_cls: type, argv: Sequence[str] | None = None, algo_name: str | None = None
+) -> tuple[Any, bool]:
+    """Parse the command line into a config: :func:`parse_command_line` without the entry.
+
+    Args:
+        config_cls: the script's config dataclass.
+        argv: arguments without the program name; ``None`` reads ``sys.argv``.
+        algo_name: selects the paper config's section; ``None`` applies no paper config.
+
+    Returns:
+        ``(config, resume)``.
+
+    Raises:
+        ConfigError: on unknown flags or config-file keys (naming them), unparsable values, or
+            ``--resume`` without ``--dump_path``.
+    """
+    parsed = parse_command_line(config_cls, argv, algo_name)
+    return parsed.config, parsed.resume
+
+
+def _paper_config_base(
+    config_cls: type, algo_name: str | None, layers: Sequence[dict[str, Any]]
+) -> tuple[Any, dict[str, Any] | None]:
+    """The class defaults with the paper entry applied, for the env and ``paper_config`` that the
+    highest of ``layers`` (typed flags first, then the config file's JSON) chooses."""
+    defaults = config_cls()
+    if algo_name is None:
+        return defaults, None
     hints = typing.get_type_hints(config_cls)
-    converted = {k: _coerce(k, v, hints[k], from_cli=True) for k, v in cli.items()}
-    return dataclasses.replace(config, **converted), bool(args.resume)
+
+    def chosen(name: str) -> Any:
+        for layer in layers:
+            if name in layer:
+                return _coerce(name, layer[name], hints[name], from_cli=False)
+        return getattr(defaults, name)
+
+    if not chosen("paper_config"):
+        return defaults, None
+    entry = paper_overrides(config_cls, algo_name, chosen("env"))
+    if entry is None:
+        return defaults, None
+    return config_from_dict(config_cls, entry["applied"], base=defaults), entry
 
 
 def load_json(path: str) -> dict[str, Any]:
@@ -233,16 +312,32 @@ def resolve_config(config: Any, algo_name: str) -> Any:
     return dataclasses.replace(config, **updates)
 
 
-def config_to_dict(config: Any, algo_name: str | None = None) -> dict[str, Any]:
-    """The config as a JSON-ready dict (what ``params.json`` holds), plus ``'algo'`` if given."""
+def config_to_dict(
+    config: Any, algo_name: str | None = None, paper_config_entry: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The config as a JSON-ready dict (what ``params.json`` holds).
+
+    Args:
+        config: a config dataclass instance.
+        algo_name: if given, recorded as ``'algo'`` (first key).
+        paper_config_entry: if ``algo_name`` is given, recorded as ``'paper_config_entry'``
+            (last key; ``None`` when no paper config was applied).
+
+    Returns:
+        Field name -> JSON value, plus the metadata keys (:data:`RESERVED_KEYS`).
+    """
     values = dataclasses.asdict(config)
-    return {**({"algo": algo_name} if algo_name else {}), **values}
+    if not algo_name:
+        return values
+    return {"algo": algo_name, **values, "paper_config_entry": paper_config_entry}
 
 
-def write_params(config: Any, dump_path: str, algo_name: str) -> str:
+def write_params(
+    config: Any, dump_path: str, algo_name: str, paper_config_entry: dict[str, Any] | None = None
+) -> str:
     """Atomically write ``params.json`` (the full config) into ``dump_path``; return its path."""
     path = os.path.join(dump_path, "params.json")
-    atomic_write_json(path, config_to_dict(config, algo_name))
+    atomic_write_json(path, config_to_dict(config, algo_name, paper_config_entry))
     return path
 
 
@@ -393,8 +488,8 @@ def run_experiment(
     from meta_policy_search.utils.checkpoint import latest_checkpoint
 
     try:
-        config, resume = parse_config(config_cls, argv)
-        config = resolve_config(config, algo_name)
+        parsed = parse_command_line(config_cls, argv, algo_name)
+        config, resume = resolve_config(parsed.config, algo_name), parsed.resume
         checkpoint_dir = os.path.join(config.dump_path, "checkpoints")
         if not resume and latest_checkpoint(checkpoint_dir) is not None:
             raise ConfigError(
@@ -406,7 +501,9 @@ def run_experiment(
     os.makedirs(config.dump_path, exist_ok=True)
     logger.configure(dir=config.dump_path, format_strs=list(config.log_formats),
                      snapshot_mode="none", append=resume)
-    write_params(config, config.dump_path, algo_name)
+    write_params(config, config.dump_path, algo_name, parsed.paper_entry)
+    if parsed.paper_entry is not None and not resume:
+        logger.log(describe_paper_entry(parsed.paper_entry))
 
     seeds = derive_seeds(config.seed)
     tf.random.set_seed(seeds["tf"])

@@ -1,9 +1,14 @@
 """Run-script configurations: frozen dataclasses with a docstring per field, and per-env defaults.
 
-The defaults are the ProMP paper's (Rothfuss et al. 2019, appendix; the original code's
-``experiments/all_envs_eval`` sweeps). Run scripts subclass one of these classes to change a
-default (e.g. E-MAML sets ``exploration = True``); every field is a command-line flag
-(see :mod:`meta_policy_search.utils.experiment`).
+The defaults are the settings the ProMP paper (Rothfuss et al. 2019, appendix D; the original
+code's ``experiments/all_envs_eval`` sweeps) shares across environments. What the paper changed
+per environment and algorithm (horizon, inner step size and steps, hidden sizes, ProMP's PPO
+steps and KL penalty, budget sampling) lives in the package data file ``paper_configs.json``
+(:mod:`meta_policy_search.utils.paper`) and is applied on top of these defaults by
+:func:`meta_policy_search.utils.experiment.parse_config` unless ``paper_config`` is false. Run
+scripts subclass one of these classes to change a default (e.g. E-MAML sets
+``exploration = True``); a field a script redeclares keeps the script's value over the paper
+config. Every field is a command-line flag (see :mod:`meta_policy_search.utils.experiment`).
 """
 
 from __future__ import annotations
@@ -11,31 +16,21 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from meta_policy_search.utils.paper import env_horizons
+
 ENV_SETTINGS: dict[str, dict[str, Any]] = {
-    "HalfCheetahRandDirecEnv": {"max_path_length": 100},
-    "HalfCheetahRandVelEnv": {"max_path_length": 100},
-    "AntRandDirecEnv": {"max_path_length": 200},
-    "AntRandDirec2DEnv": {"max_path_length": 200},
-    "AntRandGoalEnv": {"max_path_length": 200},
-    "HumanoidRandDirecEnv": {"max_path_length": 200},
-    "HumanoidRandDirec2DEnv": {"max_path_length": 200},
-    "Walker2DRandDirecEnv": {"max_path_length": 200},
-    "Walker2DRandVelEnv": {"max_path_length": 200},
-    "Walker2DRandParamsEnv": {"max_path_length": 200},
-    "HopperRandParamsEnv": {"max_path_length": 200},
-    "SwimmerRandVelEnv": {"max_path_length": 200},
-    "PointEnvRandGoal": {"max_path_length": 100},
-    "MetaPointEnvCorner": {"max_path_length": 100},
-    "MetaPointEnvMomentum": {"max_path_length": 200},
-    "MetaPointEnvWalls": {"max_path_length": 100},
+    env: {"max_path_length": horizon} for env, horizon in env_horizons().items()
 }
-"""Per-env defaults applied when a config leaves the field ``None`` (the paper's horizons)."""
+"""Per-env defaults applied when a config leaves the field ``None`` (the paper's horizons, from
+``paper_configs.json``; also used when ``paper_config`` is false)."""
 
 DEFAULT_MAX_PATH_LENGTH = 100
 """Horizon of envs missing from :data:`ENV_SETTINGS`."""
 
-RESERVED_KEYS = ("algo",)
-"""Keys of ``params.json`` that are metadata, accepted and ignored in config files."""
+RESERVED_KEYS = ("algo", "paper_config_entry")
+"""Keys of ``params.json`` that are metadata, accepted and ignored in config files: the
+algorithm's name and the paper-config entry that was applied
+(:class:`~meta_policy_search.utils.experiment.PaperConfigEntry`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +99,9 @@ class MetaRLConfig:
     """Compile the algorithm's graphs with XLA (``benchmarks/results/algo_steps.md``)."""
     log_formats: tuple[str, ...] = ("stdout", "log", "csv", "tensorboard")
     """Logger outputs (``stdout`` prints a table per iteration)."""
+    paper_config: bool = True
+    """Apply the paper's settings for this algorithm and ``env`` (``paper_configs.json``) over the
+    defaults; fields the run script redeclares, ``--config_file`` and flags still win."""
 
 
 @dataclasses.dataclass(frozen=True)
