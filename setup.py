@@ -14,6 +14,8 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.11",
     packages=find_packages(include=["meta_policy_search", "meta_policy_search.*"]),
+    # The paper's settings and curve values (meta_policy_search.utils.paper reads them).
+    package_data={"meta_policy_search": ["data/*.json", "data/*.csv"]},
     install_requires=[
         "tensorflow>=2.16,<3",
         "numpy>=1.26",
