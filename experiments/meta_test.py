@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
-import importlib
 import io
 import os
 import sys
@@ -30,27 +29,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from algorithms import algorithm_for_run_name
 
 from meta_policy_search import evaluation
-from meta_policy_search.utils.experiment import (
-    MetaRLConfig,
-    build_dice_sample_processor,
-    build_sample_processor,
-    config_from_dict,
-)
+from meta_policy_search.utils.experiment import MetaRLConfig, config_from_dict
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
-
-ALGO_SCRIPTS = {
-    "promp": ("promp_run_mujoco", build_sample_processor),
-    "trpo_maml": ("trpo_maml_run_mujoco", build_sample_processor),
-    "e_maml_trpo": ("e_maml_trpo_run_mujoco", build_sample_processor),
-    "vpg_maml": ("vpg_maml_run_mujoco", build_sample_processor),
-    "e_maml_vpg": ("e_maml_vpg_run_mujoco", build_sample_processor),
-    "dice_maml": ("dice_maml_run_mujoco", build_dice_sample_processor),
-    "vpg_dice": ("vpg_dice_run_mujoco", build_dice_sample_processor),
-}
-"""``params.json``'s ``algo`` -> (run script module in ``experiments/``, sample processor builder).
-The script supplies the config class and ``make_algo``, exactly as in training."""
 
 CSV_FIELDS = ("policy", "num_grad_steps", "mean_return", "std_return", "stderr_return",
               "n_tasks", "num_env_steps")
@@ -60,23 +43,16 @@ def script_builders(algo_name: str) -> tuple[type, Any, Any]:
     """The config class, ``make_algo`` and sample processor builder of a run's algorithm.
 
     Args:
-        algo_name: the ``algo`` key of ``params.json``.
+        algo_name: the ``algo`` key of ``params.json`` (a run script's name, see
+            :mod:`algorithms`).
 
     Returns:
         ``(config_cls, make_algo, make_sample_processor)``.
 
     Raises:
-        ValueError: if ``algo_name`` is not in :data:`ALGO_SCRIPTS`.
+        ValueError: if no run script has that name.
     """
-    if algo_name not in ALGO_SCRIPTS:
-        raise ValueError(f"unknown algo {algo_name!r} in params.json; expected one of "
-                         f"{sorted(ALGO_SCRIPTS)}")
-    module_name, make_sample_processor = ALGO_SCRIPTS[algo_name]
-    scripts_dir = os.path.dirname(os.path.abspath(__file__))
-    if scripts_dir not in sys.path:
-        sys.path.insert(0, scripts_dir)  # the scripts import each other by module name
-    module = importlib.import_module(module_name)
-    return module.Config, module.make_algo, make_sample_processor
+    return algorithm_for_run_name(algo_name).load()
 
 
 def _jsonable_task(task: Any) -> Any:

@@ -4,13 +4,20 @@ Usage::
 
     python experiments/plot.py data/promp data/trpo_maml --output curves.png
     python experiments/plot.py RUN_DIR --keys Step_0-AverageReturn Step_1-AverageReturn
+    python experiments/plot.py data/reproduce --x paper_timesteps --reference
 
 Every ``progress.csv`` below the given directories is a run. Runs whose ``params.json`` agree on
 everything except the seed and the output directory are seeds of one configuration: they are
 averaged row by row (iteration by iteration, truncated to the shortest run) and drawn as a mean
 line with a +-1 std band (population std over seeds). Runs without ``params.json`` form a group
 of their own. One panel per key; the x axis is ``--x`` (default ``n_timesteps``) averaged over
-the seeds.
+the seeds. ``--x paper_timesteps`` counts steps as the paper did: ``(Itr + 1)`` times the nominal
+steps per iteration of the run's ``params.json``
+(:func:`meta_policy_search.utils.paper.timesteps_per_iteration`).
+
+``--reference`` overlays the paper's values (``paper_reference.csv``) for each curve's env and
+algorithm (the paper's legend name of its ``params.json``, see ``algorithms.py``) as points with
+error bars of their reading precision, in the curve's colour.
 """
 
 from __future__ import annotations
@@ -24,11 +31,22 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from algorithms import algorithm_for_params
+
+from meta_policy_search.utils.paper import (
+    ReferencePoint,
+    load_paper_reference,
+    timesteps_per_iteration,
+)
 
 IGNORED_PARAMS = ("seed", "dump_path")
 """``params.json`` keys that do not distinguish configurations."""
+
+PAPER_X = "paper_timesteps"
+"""Derived x column: environment steps as the paper counted them."""
 
 
 @dataclass
@@ -87,11 +105,55 @@ def find_runs(directories: Sequence[str]) -> list[Run]:
                     with open(params_path, encoding="utf-8") as f:
                         params = json.load(f)
                 columns = read_progress(os.path.join(root, "progress.csv"))
+                if columns and params and "Itr" in columns:
+                    columns[PAPER_X] = paper_timesteps(columns["Itr"], params)
                 if columns:
                     runs.append(Run(root, columns, params))
     if not runs:
         raise ValueError(f"no non-empty progress.csv found below {list(directories)}")
     return sorted(runs, key=lambda run: run.path)
+
+
+def paper_timesteps(itr: np.ndarray, params: dict) -> np.ndarray:
+    """Environment steps after each iteration as the paper counts them.
+
+    Args:
+        itr: the ``Itr`` column (0-based iterations).
+        params: the run's ``params.json``.
+
+    Returns:
+        ``(itr + 1) * timesteps_per_iteration(...)``, NaN if ``params`` lacks a batch size.
+    """
+    try:
+        per_itr = timesteps_per_iteration(
+            params["meta_batch_size"], params["rollouts_per_meta_task"], params["max_path_length"],
+            params["num_inner_grad_steps"])
+    except (KeyError, ValueError):
+        return np.full_like(itr, np.nan)
+    return (itr + 1) * float(per_itr)
+
+
+def reference_points(params: dict, key: str) -> list[ReferencePoint]:
+    """The paper's values of ``key`` for the env and algorithm of a run's ``params.json``.
+
+    Returns:
+        The matching rows of ``paper_reference.csv`` (empty if the algorithm is not in the
+        registry or the paper has no such curve).
+    """
+    algorithm = algorithm_for_params(params)
+    if algorithm is None:
+        return []
+    return [p for p in load_paper_reference()
+            if p.env == params.get("env") and p.algorithm == algorithm.legend and p.metric == key]
+
+
+def draw_reference(ax: Any, points: Sequence[ReferencePoint], color: Any,
+                   label: str | None = None) -> None:
+    """Draw reference points with error bars of their reading precision (hollow markers)."""
+    if points:
+        ax.errorbar([p.timesteps for p in points], [p.value for p in points],
+                    yerr=[p.precision for p in points], fmt="o", mfc="none", color=color,
+                    capsize=3, label=label)
 
 
 def config_key(run: Run) -> str:
@@ -173,9 +235,17 @@ def default_keys(runs: Sequence[Run]) -> list[str]:
 
 
 def plot(
-    groups: dict[str, list[Run]], keys: Sequence[str], x_key: str, output: str
+    groups: dict[str, list[Run]], keys: Sequence[str], x_key: str, output: str,
+    reference: bool = False,
 ) -> str:
     """Draw one panel per key with a mean line and std band per group; save to ``output``.
+
+    Args:
+        groups: label -> runs (seeds), see :func:`group_runs`.
+        keys: ``progress.csv`` columns, one panel each.
+        x_key: the x column.
+        output: PNG path.
+        reference: also draw the paper's values of each group's env and algorithm.
 
     Returns:
         ``output``.
@@ -195,6 +265,9 @@ def plot(
             x, mean, std = aggregate(runs_with_key, key, x_key)
             line = ax.plot(x, mean, label=f"{label} (n={len(runs_with_key)})")[0]
             ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.25)
+            if reference:
+                draw_reference(ax, reference_points(runs_with_key[0].params, key),
+                               line.get_color(), f"{label}: paper")
         ax.set_title(key)
         ax.set_xlabel(x_key)
         ax.xaxis.set_major_formatter(EngFormatter(sep=""))  # 100k, not 100000
@@ -224,14 +297,18 @@ def main(argv: Sequence[str] | None = None) -> str:
     parser.add_argument("--output", default="learning_curves.png", help="PNG to write")
     parser.add_argument("--keys", nargs="+", help="progress.csv columns, one panel each "
                         "(default: every Step_k-AverageReturn)")
-    parser.add_argument("--x", default="n_timesteps", help="x-axis column")
+    parser.add_argument("--x", default="n_timesteps",
+                        help=f"x-axis column, or {PAPER_X} (steps as the paper counted them)")
+    parser.add_argument("--reference", action="store_true",
+                        help="overlay the paper's values (paper_reference.csv) of each curve's "
+                        "env and algorithm")
     args = parser.parse_args(argv)
     runs = find_runs(args.run_dirs)
     keys = args.keys or default_keys(runs)
     missing = [k for k in keys if not any(k in run.columns for run in runs)]
     if missing:
         raise ValueError(f"no run has the column(s) {missing}")
-    output = plot(group_runs(runs), keys, args.x, args.output)
+    output = plot(group_runs(runs), keys, args.x, args.output, reference=args.reference)
     print(f"Wrote {os.path.abspath(output)}")
     return output
 

@@ -19,36 +19,16 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Sequence
 
-from meta_policy_search.samplers.ray_executor import ensure_ray_initialized
+from launch import RayLauncher
 
 RESERVED_FLAGS = ("--seed", "--dump_path", "--resume")
 """Flags the sweep sets per run (or that make no sense in a sweep)."""
 
-
-def run_script(command: list[str], run_dir: str) -> dict:
-    """Run ``command`` (its first element is replaced by this process's Python) into ``run_dir``.
-
-    Args:
-        command: ``['python', SCRIPT, ARGS...]``.
-        run_dir: the run's output directory; receives ``sweep_output.txt``.
-
-    Returns:
-        ``{'returncode', 'host', 'seconds', 'output'}`` (``output``: the log file path).
-    """
-    os.makedirs(run_dir, exist_ok=True)
-    output = os.path.join(run_dir, "sweep_output.txt")
-    start = time.perf_counter()
-    with open(output, "w", encoding="utf-8") as log:
-        returncode = subprocess.run([sys.executable, *command[1:]], stdout=log,
-                                    stderr=subprocess.STDOUT, check=False).returncode
-    return {"returncode": returncode, "host": socket.gethostname(),
-            "seconds": time.perf_counter() - start, "output": output}
+OUTPUT_NAME = "sweep_output.txt"
+"""File (in each seed's directory) of the run's stdout and stderr."""
 
 
 def make_commands(script: str, seeds: Sequence[int], base: str,
@@ -114,28 +94,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
 
-    ray = ensure_ray_initialized(args.ray_address)
-    if __name__ != "__main__":  # imported (e.g. by a test): Ray workers cannot import this file
-        from ray import cloudpickle
-
-        cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    remote_run = ray.remote(num_cpus=args.cpus_per_run, max_retries=0)(run_script)
-    pending = {remote_run.remote(*commands[s]): s for s in args.seeds}
-    print(f"sweep: {len(pending)} runs of {args.script} into {os.path.abspath(base)}", flush=True)
-    failed = []
-    while pending:
-        done, _ = ray.wait(list(pending), num_returns=1)
-        seed = pending.pop(done[0])
-        try:
-            result = ray.get(done[0])
-        except ray.exceptions.RayError as error:
-            result = {"returncode": f"Ray error {type(error).__name__}", "host": "?",
-                      "seconds": float("nan"), "output": str(error).splitlines()[0]}
-        status = "ok" if result["returncode"] == 0 else f"FAILED ({result['returncode']})"
-        if status != "ok":
-            failed.append(seed)
-        print(f"  seed {seed}: {status} in {result['seconds']:.0f} s on {result['host']} -> "
-              f"{commands[seed][1]} (log: {result['output']})", flush=True)
+    launcher = RayLauncher(args.ray_address, args.cpus_per_run, OUTPUT_NAME)
+    for seed in args.seeds:
+        launcher.submit(seed, *commands[seed])
+    print(f"sweep: {len(commands)} runs of {args.script} into {os.path.abspath(base)}", flush=True)
+    failed, finished = [], 0
+    while finished < len(commands):
+        for seed, result in launcher.wait(timeout=None):
+            finished += 1
+            status = "ok" if result["returncode"] == 0 else f"FAILED ({result['returncode']})"
+            if status != "ok":
+                failed.append(seed)
+            print(f"  seed {seed}: {status} in {result['seconds']:.0f} s on {result['host']} -> "
+                  f"{commands[seed][1]} (log: {result['output']})", flush=True)
     print(f"results: {os.path.abspath(base)}; plot: python experiments/plot.py "
           f"{os.path.abspath(base)}")
     if failed:

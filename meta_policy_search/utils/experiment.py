@@ -10,10 +10,11 @@ Override precedence, lowest first:
 
 1. the config class's defaults (a run script's own ``Config`` subclass included);
 2. the paper config of (algorithm, env) from ``paper_configs.json``
-   (:func:`~meta_policy_search.utils.paper.paper_overrides`): only fields the config class has, and not the fields the run
-   script's ``Config`` redeclares (a script's own choices are never replaced); skipped when
-   ``paper_config`` is false (the quick-start script's default) or the paper did not run the env.
-   The env is the one chosen by the flags, else the config file, else the class default;
+   (:func:`~meta_policy_search.utils.paper.paper_overrides`): only fields the config class has,
+   and not the fields the run script's ``Config`` redeclares (a script's own choices are never
+   replaced); skipped when ``paper_config`` is false (the quick-start script's default) or the
+   paper did not run the env. The env is the one chosen by the flags, else the config file,
+   else the class default;
 3. ``--config_file`` JSON;
 4. command-line flags ``--<field> <value>``.
 
@@ -196,8 +197,9 @@ class ParsedCommandLine:
     resume: bool
     """``--resume`` was given."""
     paper_entry: dict[str, Any] | None
-    """The paper-config entry applied (:func:`~meta_policy_search.utils.paper.paper_overrides`; with ``--resume``, the one the
-    run's ``params.json`` recorded), or ``None``."""
+    """The paper-config entry applied
+    (:func:`~meta_policy_search.utils.paper.paper_overrides`; with ``--resume``, the one the run's
+    ``params.json`` recorded), or ``None``."""
 
 
 def parse_command_line(
