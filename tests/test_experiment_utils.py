@@ -207,8 +207,9 @@ def test_env_settings_cover_every_env():
 TINY = [
     "--env", "PointEnvRandGoal", "--meta_batch_size", "2", "--rollouts_per_meta_task", "3",
     "--max_path_length", "6", "--parallel", "false", "--hidden_sizes", "8",
-    "--log_formats", "csv", "--seed", "5",
+    "--log_formats", "csv", "--seed", "5", "--paper_config", "false",
 ]
+"""A tiny run with the config defaults (the paper's PointEnvRandGoal entry has 3 inner steps)."""
 
 
 def read_rows(run_dir) -> list[dict]:
@@ -241,6 +242,7 @@ def test_scripts_run_an_iteration(scripts, name, tmp_path, reset_logger):
         assert np.isfinite(float(rows[0][key])), key
     params = load_json(os.path.join(run_dir, "params.json"))
     assert params["max_path_length"] == 6 and params["seed"] == 5
+    assert params["algo"] == name.replace("_run_mujoco", "") and params["paper_config_entry"] is None
     assert os.path.isdir(os.path.join(run_dir, "checkpoints"))
 
 

@@ -1,0 +1,528 @@
+"""Reproduce the ProMP paper's experiments with one command and compare the results with the paper.
+
+Usage::
+
+    python experiments/reproduce.py --algos promp trpo_maml \\
+        --envs HalfCheetahRandDirecEnv AntRandDirec2DEnv --seeds 1 2 3 --timesteps 1e7 \\
+        --out data/reproduce
+    # a tiny grid: the arguments after -- go to every run
+    python experiments/reproduce.py --algos promp --envs PointEnvRandGoal --seeds 1 2 \\
+        --timesteps 1000 --out /tmp/tiny -- --meta_batch_size 2 --rollouts_per_meta_task 2
+
+1. **Plan.** Every (algorithm, env, seed) is one run of the algorithm's script (the registry in
+   ``algorithms.py``; e.g. ``lvc_vpg`` is ``vpg_maml_run_mujoco.py --inner_type
+   likelihood_ratio``) with the paper config of (algorithm, env), ``--env``, ``--seed`` and the
+   arguments after ``--``, into ``OUT/<algo>/<env>/seed_<s>``. Its ``--n_itr`` is the fewest
+   iterations that reach ``--timesteps`` as the paper counts them: ``meta_batch_size x
+   rollouts_per_meta_task x H x (num_inner_grad_steps + 1)`` per iteration, of the run's
+   resolved config.
+2. **Skip, resume or start.** A run whose ``done.json`` (written atomically once it has all its
+   iterations) covers ``n_itr`` is skipped; a run with a checkpoint is resumed (``--resume``,
+   also to train a finished run longer after raising ``--timesteps``); any other run directory
+   is cleared and the run starts afresh. A run directory whose ``params.json`` disagrees with the
+   planned config is an error (choose another ``--out``).
+3. **Run.** ``--n_concurrent`` runs at a time as local subprocesses, or every run as a Ray task
+   (``--ray_address``; ``pip install meta_policy_search[ray]``; the scripts and ``--out`` must
+   be at the same path on every node). Each run is a fresh Python process writing its output to
+   ``RUN_DIR/output.txt``. Every ``--status_every`` seconds one line shows the runs done,
+   running and left and an ETA from the iteration times in the runs' ``progress.csv``.
+4. **Compare.** ``OUT/reproduction.png``: one panel per env, the mean +- std over seeds of the
+   paper's metric (``Step_K-AverageReturn``, ``K`` inner steps) per algorithm against timesteps
+   as the paper counts them, with the paper's values (``paper_reference.csv``) as points with
+   error bars of their reading precision. ``OUT/reproduction.md``: ours against the paper at
+   each reference timestep that the runs reach.
+
+This process never imports TensorFlow: rerunning the command on a finished grid only redraws the
+comparison. Ctrl-C stops the runs; rerunning the command resumes them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import json
+import math
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import plot
+from algorithms import ALGORITHMS, Algorithm, get_algorithm
+from launch import LocalLauncher, RayLauncher
+
+from meta_policy_search.envs.registry import ENV_CLASS_NAMES
+from meta_policy_search.utils.experiment import (
+    config_to_dict,
+    load_json,
+    parse_config,
+    resolve_config,
+)
+from meta_policy_search.utils.paper import (
+    ReferencePoint,
+    load_paper_reference,
+    paper_envs,
+    paper_metric,
+    reference_provenance,
+    timesteps_per_iteration,
+)
+from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
+
+OUTPUT_NAME = "output.txt"
+"""A run's stdout and stderr, in its run directory."""
+
+DONE_FILE = "done.json"
+"""Written atomically into a run directory once the run has all its iterations."""
+
+RESERVED_FLAGS = ("--env", "--seed", "--n_itr", "--dump_path", "--resume")
+"""Flags that the grid sets per run: not allowed after ``--``."""
+
+EXECUTION_FIELDS = ("n_itr", "dump_path", "parallel", "n_parallel", "executor", "ray_address",
+                    "log_formats")
+"""Config fields that may differ between a run's ``params.json`` and the plan (they do not
+change the results, or are set per invocation)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """One run of the grid."""
+
+    algo: Algorithm
+    env: str
+    seed: int
+    run_dir: str
+    n_itr: int
+    """Iterations that reach ``--timesteps`` as the paper counts them."""
+    params: dict[str, Any]
+    """The planned ``params.json``: ``algo`` and the resolved config, as JSON values."""
+    args: tuple[str, ...]
+    """Script arguments: the algorithm's flags, the grid's extra arguments, env, seed, n_itr."""
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """``(algorithm, env, seed)``."""
+        return self.algo.name, self.env, self.seed
+
+    @property
+    def metric(self) -> str:
+        """The paper's metric for this run: ``Step_K-AverageReturn``."""
+        return paper_metric(self.params["num_inner_grad_steps"])
+
+    def command(self, resume: bool) -> list[str]:
+        """``['python', SCRIPT, ARGS...]``, with ``--resume`` to continue from a checkpoint."""
+        return ["python", self.algo.script_path, *self.args, "--dump_path", self.run_dir,
+                *(["--resume"] if resume else [])]
+
+
+# ---------------------------------------------------------------------------- the command
+def main(argv: Sequence[str] | None = None) -> int:
+    """Plan the grid, run what is left, compare with the paper.
+
+    Args:
+        argv: arguments without the program name (default ``sys.argv[1:]``).
+
+    Returns:
+        0 if every run finished, 1 if some failed (the comparison is written either way).
+    """
+    args, extra_args = parse_args(argv)
+    try:
+        runs = plan_runs(args.algos, args.envs, args.seeds, args.timesteps, args.out, extra_args)
+        todo = {run.key: run_state(run) for run in runs}
+    except ValueError as error:
+        raise SystemExit(f"reproduce.py: error: {error}") from None
+    todo = {key: state for key, state in todo.items() if state != "done"}
+    print(f"reproduce: {len(runs)} runs in {os.path.abspath(args.out)}: "
+          f"{len(runs) - len(todo)} finished, "
+          f"{sum(s == 'resume' for s in todo.values())} to resume, "
+          f"{sum(s == 'start' for s in todo.values())} to start", flush=True)
+    failed: list[Run] = []
+    if todo:
+        launcher = (RayLauncher(args.ray_address, args.cpus_per_run, OUTPUT_NAME)
+                    if args.ray_address else LocalLauncher(args.n_concurrent, OUTPUT_NAME))
+        slots = None if args.ray_address else args.n_concurrent  # Ray: as many as it runs
+        failed = run_grid(runs, todo, launcher, args.status_every, slots)
+    png, table = write_comparison(runs, args.out, " ".join(sys.argv if argv is None else
+                                                            ["reproduce.py", *argv]))
+    print(f"Wrote {png}\nWrote {table}")
+    if failed:
+        print("failed runs (see their output.txt; rerun the command to retry):\n  " +
+              "\n  ".join(run.run_dir for run in failed), file=sys.stderr)
+    return 1 if failed else 0
+
+
+def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    """The grid's options and the arguments after ``--`` (passed to every run)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra_args: list[str] = []
+    if "--" in argv:
+        split = argv.index("--")
+        argv, extra_args = argv[:split], argv[split + 1:]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--algos", nargs="+", required=True, metavar="ALGO",
+                        help=f"algorithms: {', '.join(ALGORITHMS)}")
+    parser.add_argument("--envs", nargs="+", required=True, metavar="ENV",
+                        help=f"env class names; the paper ran {', '.join(paper_envs())}")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3], help="one run per seed")
+    parser.add_argument("--timesteps", type=float, required=True,
+                        help="train each run to this many env steps, counted as in the paper")
+    parser.add_argument("--out", required=True, help="grid directory")
+    parser.add_argument("--n_concurrent", type=int, default=1, help="local runs at a time")
+    parser.add_argument("--ray_address", help="run each run as a Ray task on this cluster "
+                        "('auto', 'HOST:6379', or 'local' for a local Ray)")
+    parser.add_argument("--cpus_per_run", type=float, default=1.0, help="CPUs Ray reserves per run")
+    parser.add_argument("--status_every", type=float, default=60.0,
+                        help="seconds between progress lines")
+    args = parser.parse_args(argv)
+    if args.n_concurrent < 1:
+        parser.error(f"--n_concurrent must be at least 1, got {args.n_concurrent}")
+    if len(set(args.seeds)) != len(args.seeds):
+        parser.error(f"--seeds must be distinct, got {args.seeds}")
+    for arg in extra_args:
+        if arg.split("=")[0] in RESERVED_FLAGS:
+            parser.error(f"{arg!r} is set by the grid per run; remove it after '--'")
+    return args, extra_args
+
+
+# ---------------------------------------------------------------------------- 1. plan
+def plan_runs(algos: Sequence[str], envs: Sequence[str], seeds: Sequence[int], timesteps: float,
+              out: str, extra_args: Sequence[str]) -> list[Run]:
+    """Every run of the grid, with its resolved config and iteration count.
+
+    Raises:
+        ValueError: on an unknown algorithm or env (listing the valid names), a bad extra
+            argument (from the script's parser), or ``timesteps <= 0``.
+    """
+    if not timesteps > 0:
+        raise ValueError(f"--timesteps must be positive, got {timesteps}")
+    algorithms = [get_algorithm(name) for name in algos]
+    unknown = [env for env in envs if env not in ENV_CLASS_NAMES]
+    if unknown:
+        raise ValueError(f"unknown env(s) {unknown}; valid names: {', '.join(ENV_CLASS_NAMES)}")
+    for env in envs:
+        if env not in paper_envs():
+            print(f"note: the paper did not run {env}; its runs use the config defaults")
+    runs = []
+    for algo in algorithms:
+        for env in envs:
+            for seed in seeds:
+                run_dir = os.path.abspath(os.path.join(out, algo.name, env, f"seed_{seed}"))
+                runs.append(plan_run(algo, env, seed, run_dir, timesteps, extra_args))
+    return runs
+
+
+def plan_run(algo: Algorithm, env: str, seed: int, run_dir: str, timesteps: float,
+             extra_args: Sequence[str]) -> Run:
+    """One run: resolve its config as the script will, then derive ``n_itr`` from ``timesteps``."""
+    config_cls, _, _ = algo.load()
+    args = [*algo.flags(), *extra_args, "--env", env, "--seed", str(seed)]
+    config, _ = parse_config(config_cls, [*args, "--dump_path", run_dir], algo.run_name)
+    config = resolve_config(config, algo.run_name)
+    per_itr = timesteps_per_iteration(config.meta_batch_size, config.rollouts_per_meta_task,
+                                      int(config.max_path_length), config.num_inner_grad_steps)
+    n_itr = max(1, math.ceil(timesteps / per_itr))
+    # As params.json will hold it (JSON types: lists, not tuples), to compare with it later.
+    params = json.loads(json.dumps(config_to_dict(dataclasses.replace(config, n_itr=n_itr),
+                                                  algo.run_name)))
+    params.pop("paper_config_entry")
+    return Run(algo, env, seed, run_dir, n_itr, params, (*args, "--n_itr", str(n_itr)))
+
+
+# ---------------------------------------------------------------------------- 2. state
+def run_state(run: Run) -> str:
+    """``'done'``, ``'resume'`` (a checkpoint exists) or ``'start'`` (the directory is cleared).
+
+    Raises:
+        ValueError: if the run directory holds a run of another config.
+    """
+    params_path = os.path.join(run.run_dir, "params.json")
+    if os.path.isfile(params_path):
+        check_same_config(run, load_json(params_path))
+    done = read_done(run.run_dir)
+    if done is not None and done.get("n_itr", 0) >= run.n_itr:
+        return "done"
+    if has_checkpoint(run.run_dir):
+        return "resume"
+    if os.path.isdir(run.run_dir):
+        shutil.rmtree(run.run_dir)  # a start that never checkpointed: nothing to keep
+    return "start"
+
+
+def check_same_config(run: Run, stored: dict[str, Any]) -> None:
+    """Raise ValueError naming the fields where a run directory's ``params.json`` differs."""
+    differing = sorted(key for key, value in run.params.items()
+                       if key not in EXECUTION_FIELDS and stored.get(key) != value)
+    if differing:
+        changes = ", ".join(f"{k}: {stored.get(k)!r} there, {run.params[k]!r} now"
+                            for k in differing)
+        raise ValueError(f"{run.run_dir} holds a run of another config ({changes}); "
+                         "use another --out or delete that directory")
+
+
+def has_checkpoint(run_dir: str) -> bool:
+    """Whether ``run_dir/checkpoints`` holds a complete checkpoint.
+
+    The layout of :mod:`meta_policy_search.utils.checkpoint` (a ``latest`` pointer naming a
+    complete checkpoint directory), read here without importing TensorFlow.
+    """
+    pointer = os.path.join(run_dir, "checkpoints", "latest")
+    if not os.path.isfile(pointer):
+        return False
+    with open(pointer, encoding="utf-8") as f:
+        return os.path.isdir(os.path.join(run_dir, "checkpoints", f.read().strip()))
+
+
+def read_done(run_dir: str) -> dict[str, Any] | None:
+    """The run's ``done.json``, or ``None`` if it has none."""
+    path = os.path.join(run_dir, DONE_FILE)
+    return load_json(path) if os.path.isfile(path) else None
+
+
+# ---------------------------------------------------------------------------- 3. run
+def run_grid(runs: Sequence[Run], todo: dict[tuple, str], launcher: Any, status_every: float,
+             slots: int | None) -> list[Run]:
+    """Launch the runs in ``todo`` (key -> ``'resume'``/``'start'``), report progress, mark done.
+
+    ``slots``: runs at a time, for the ETA (``None``: as many as are running).
+
+    Returns:
+        The runs that failed.
+    """
+    by_key = {run.key: run for run in runs}
+    for key, state in todo.items():
+        launcher.submit(key, by_key[key].command(resume=state == "resume"), by_key[key].run_dir)
+    pending, failed = set(todo), []
+    try:
+        while pending:
+            for key, result in launcher.wait(timeout=status_every):
+                pending.discard(key)
+                problem = finish_run(by_key[key], result)
+                if problem:
+                    failed.append(by_key[key])
+                print(f"  {'/'.join(map(str, key))}: {problem or 'done'} "
+                      f"({result['seconds']:.0f} s)", flush=True)
+            print(status_line(runs, pending, set(launcher.running()), failed, slots), flush=True)
+    except KeyboardInterrupt:
+        launcher.close()
+        raise SystemExit("interrupted: rerun the same command to resume") from None
+    return failed
+
+
+def finish_run(run: Run, result: dict[str, Any]) -> str | None:
+    """Write the run's ``done.json`` if it exited cleanly with all iterations; else say why not."""
+    if result["returncode"] != 0:
+        return f"FAILED (exit {result['returncode']}, see {result['output']})"
+    rows = completed_iterations(run.run_dir)
+    if rows < run.n_itr:
+        return f"FAILED (exited after {rows} of {run.n_itr} iterations, see {result['output']})"
+    atomic_write_json(os.path.join(run.run_dir, DONE_FILE), {
+        "n_itr": run.n_itr, "seconds": result["seconds"], "host": result["host"],
+        "finished": datetime.datetime.now().isoformat(timespec="seconds")})
+    return None
+
+
+def completed_iterations(run_dir: str) -> int:
+    """Iterations logged in the run's ``progress.csv`` (0 if it has none yet)."""
+    path = os.path.join(run_dir, "progress.csv")
+    return len(plot.read_progress(path).get("Itr", [])) if os.path.isfile(path) else 0
+
+
+def status_line(runs: Sequence[Run], pending: set, running: set, failed: Sequence[Run],
+                slots: int | None) -> str:
+    """``grid: D/N done, R running, L left[, F failed] | ETA H:MM:SS`` (``?`` before any data)."""
+    now = datetime.datetime.now().strftime("%H:%M:%S")
+    done = len(runs) - len(pending) - len(failed)
+    parallel = max(1, len(pending & running)) if slots is None else slots
+    eta = eta_seconds(runs, pending, parallel)
+    text = (f"[{now}] grid: {done}/{len(runs)} done, {len(pending & running)} running, "
+            f"{len(pending - running)} left")
+    if failed:
+        text += f", {len(failed)} failed"
+    eta_text = "?" if eta is None else str(datetime.timedelta(seconds=round(eta)))
+    return f"{text} | ETA {eta_text}"
+
+
+def eta_seconds(runs: Sequence[Run], pending: set, slots: int) -> float | None:
+    """Time left: each pending run's iterations left times its seconds per iteration, spread
+    over ``slots`` parallel runs.
+
+    A run without iterations yet takes the mean seconds per iteration of the grid's runs of its
+    algorithm and env, else of all the grid's runs.
+
+    Returns:
+        Seconds, or ``None`` while no run has logged an iteration.
+    """
+    progress = {run.key: iteration_times(run.run_dir) for run in runs}
+    known = {key: seconds for key, (_, seconds) in progress.items() if seconds is not None}
+    todo = [run for run in runs if run.key in pending]
+    if not todo:
+        return 0.0
+    if not known:
+        return None
+    total = 0.0
+    for run in todo:
+        rows, seconds = progress[run.key]
+        if seconds is None:
+            similar = [s for key, s in known.items() if key[:2] == run.key[:2]]
+            seconds = float(np.mean(similar or list(known.values())))
+        total += max(run.n_itr - rows, 0) * seconds
+    return total / max(1, min(slots, len(todo)))
+
+
+def iteration_times(run_dir: str) -> tuple[int, float | None]:
+    """``(iterations done, mean ItrTime of the last 10)`` from ``progress.csv`` (``None``: no rows)."""
+    path = os.path.join(run_dir, "progress.csv")
+    columns = plot.read_progress(path) if os.path.isfile(path) else {}
+    times = columns.get("ItrTime", np.array([]))
+    times = times[np.isfinite(times)][-10:]
+    return len(columns.get("Itr", [])), (float(times.mean()) if len(times) else None)
+
+
+# ---------------------------------------------------------------------------- 4. compare
+def write_comparison(runs: Sequence[Run], out: str, command: str) -> tuple[str, str]:
+    """Write ``OUT/reproduction.png`` and ``OUT/reproduction.md``; return their paths."""
+    curves = load_curves(runs)
+    reference = load_paper_reference()
+    png = draw_comparison(curves, reference, [run.env for run in runs],
+                          os.path.join(out, "reproduction.png"))
+    table = os.path.join(out, "reproduction.md")
+    text = comparison_markdown(curves, reference, command)
+    atomic_write_bytes(table, text.encode("utf-8"))
+    return png, table
+
+
+@dataclasses.dataclass
+class Curve:
+    """The seeds of one (algorithm, env) that have logged iterations."""
+
+    algo: Algorithm
+    env: str
+    metric: str
+    runs: list[plot.Run]
+
+
+def load_curves(runs: Sequence[Run]) -> list[Curve]:
+    """Group the runs with a ``progress.csv`` by (algorithm, env), in grid order."""
+    curves: dict[tuple[str, str], Curve] = {}
+    for run in runs:
+        curve = curves.setdefault(run.key[:2], Curve(run.algo, run.env, run.metric, []))
+        if completed_iterations(run.run_dir) > 0:
+            curve.runs.extend(plot.find_runs([run.run_dir]))
+    return [curve for curve in curves.values() if curve.runs]
+
+
+def draw_comparison(curves: Sequence[Curve], reference: Sequence[ReferencePoint],
+                    envs: Sequence[str], output: str) -> str:
+    """One panel per env: mean +- std over seeds per algorithm, the paper's values as error bars."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import EngFormatter
+
+    envs = list(dict.fromkeys(envs))
+    cols = min(3, len(envs))
+    rows = math.ceil(len(envs) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 4.2 * rows), squeeze=False)
+    for ax, env in zip(axes.flat, envs):
+        metrics = set()
+        for curve in (c for c in curves if c.env == env):
+            runs = [run for run in curve.runs if curve.metric in run.columns]
+            if not runs:
+                continue
+            x, mean, std = plot.aggregate(runs, curve.metric, plot.PAPER_X)
+            line = ax.plot(x, mean, label=f"{curve.algo.legend} (n={len(runs)})")[0]
+            ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.25)
+            plot.draw_reference(ax, matching_reference(reference, curve), line.get_color())
+            metrics.add(curve.metric)
+        ax.set_title(env)
+        ax.set_xlabel("timesteps (as counted in the paper)")
+        ax.set_ylabel(" / ".join(sorted(metrics)) or "no runs yet")
+        ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize="small", title="lines: ours; o: paper", title_fontsize="small")
+    for ax in axes.flat[len(envs):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+    fig.savefig(output, dpi=110)
+    plt.close(fig)
+    return output
+
+
+def matching_reference(reference: Sequence[ReferencePoint], curve: Curve) -> list[ReferencePoint]:
+    """The paper's values of the curve's env, algorithm (legend name) and metric."""
+    return [p for p in reference
+            if p.env == curve.env and p.algorithm == curve.algo.legend and p.metric == curve.metric]
+
+
+def ours_at(curve: Curve, timesteps: float) -> tuple[float, float, int] | None:
+    """Mean, std (over seeds) and seed count of the metric at ``timesteps``.
+
+    Each seed's curve is interpolated linearly between the two iterations around ``timesteps``
+    (x: timesteps as counted in the paper); seeds that have not reached it are left out.
+
+    Returns:
+        ``(mean, std, n_seeds)``, or ``None`` if no seed has reached ``timesteps``.
+    """
+    values = []
+    for run in curve.runs:
+        x, y = run.columns[plot.PAPER_X], run.columns.get(curve.metric)
+        if y is None or not len(x) or np.nanmax(x) < timesteps:
+            continue
+        values.append(float(np.interp(timesteps, x, y)))
+    if not values:
+        return None
+    return float(np.mean(values)), float(np.std(values)), len(values)
+
+
+def comparison_markdown(curves: Sequence[Curve], reference: Sequence[ReferencePoint],
+                        command: str) -> str:
+    """``reproduction.md``: per (env, algorithm) the paper's values next to ours."""
+    lines = [
+        "# Reproduction of the ProMP paper's learning curves", "",
+        f"Command: `{command}`", "",
+        "Ours: mean +- std over the seeds (population std) of each seed's curve interpolated "
+        "linearly between the two iterations around the reference timestep; x is timesteps as "
+        "the paper counts them (iterations x meta_batch_size x rollouts x H x (inner steps + 1)). "
+        "Paper: the value read off its figure +- the reading precision. `within` says whether "
+        "|ours - paper| <= precision + our std.", "",
+        "| env | algorithm | figure | metric | timesteps | paper | ours | seeds | ours - paper "
+        "| within |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    not_reached = []
+    for curve in curves:
+        for point in matching_reference(reference, curve):
+            ours = ours_at(curve, point.timesteps)
+            if ours is None:
+                not_reached.append(f"{curve.env} {curve.algo.legend} at {point.timesteps:.3g}")
+                continue
+            mean, std, n = ours
+            diff = mean - point.value
+            within = "yes" if abs(diff) <= point.precision + std else "no"
+            lines.append(f"| {curve.env} | {curve.algo.legend} | {point.figure} | {point.metric} "
+                         f"| {point.timesteps:.3g} | {point.value:g} +- {point.precision:g} "
+                         f"| {mean:.1f} +- {std:.1f} | {n} | {diff:+.1f} | {within} |")
+    lines.append("")
+    if not_reached:
+        lines += [f"Reference points not reached yet: {'; '.join(not_reached)}.", ""]
+    lines += ["Runs:", ""]
+    for curve in curves:
+        params = curve.runs[0].params
+        steps = timesteps_per_iteration(params["meta_batch_size"],
+                                        params["rollouts_per_meta_task"],
+                                        params["max_path_length"], params["num_inner_grad_steps"])
+        lines.append(f"- {curve.algo.legend} (`{curve.algo.name}`) on {curve.env}: "
+                     f"{len(curve.runs)} seed(s), {curve.metric}, {steps} timesteps per "
+                     f"iteration, n_itr {params['n_itr']}, sampling_mode "
+                     f"{params.get('sampling_mode')}")
+    lines += ["", f"Paper values: {reference_provenance()}", ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
