@@ -499,13 +499,13 @@ def comparison_markdown(curves: Sequence[Curve], reference: Sequence[ReferencePo
         for point in matching_reference(reference, curve):
             ours = ours_at(curve, point.timesteps)
             if ours is None:
-                not_reached.append(f"{curve.env} {curve.algo.legend} at {point.timesteps:.3g}")
+                not_reached.append(f"{curve.env} {curve.algo.legend} at {format_steps(point.timesteps)}")
                 continue
             mean, std, n = ours
             diff = mean - point.value
             within = "yes" if abs(diff) <= point.precision + std else "no"
             lines.append(f"| {curve.env} | {curve.algo.legend} | {point.figure} | {point.metric} "
-                         f"| {point.timesteps:.3g} | {point.value:g} +- {point.precision:g} "
+                         f"| {format_steps(point.timesteps)} | {point.value:g} +- {point.precision:g} "
                          f"| {mean:.1f} +- {std:.1f} | {n} | {diff:+.1f} | {within} |")
     lines.append("")
     if not_reached:
@@ -522,6 +522,11 @@ def comparison_markdown(curves: Sequence[Curve], reference: Sequence[ReferencePo
                      f"{params.get('sampling_mode')}")
     lines += ["", f"Paper values: {reference_provenance()}", ""]
     return "\n".join(lines)
+
+
+def format_steps(timesteps: float) -> str:
+    """``1e7``, ``4.5e7``, ``60``: timesteps as the paper's axis labels write them."""
+    return f"{timesteps:.3g}".replace("e+0", "e").replace("e+", "e")
 
 
 if __name__ == "__main__":

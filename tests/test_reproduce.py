@@ -1,0 +1,261 @@
+"""experiments/reproduce.py: reference data, n_itr from timesteps, a tiny grid end to end."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from meta_policy_search.utils import paper
+from meta_policy_search.utils.paper import ReferencePoint
+
+EXPERIMENTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "experiments")
+sys.path.insert(0, EXPERIMENTS)
+import plot  # noqa: E402
+import reproduce  # noqa: E402
+from algorithms import ALGORITHMS, algorithm_for_params, get_algorithm  # noqa: E402
+
+sys.path.pop(0)
+
+TINY = ["--meta_batch_size", "2", "--rollouts_per_meta_task", "2", "--max_path_length", "5",
+        "--parallel", "false", "--hidden_sizes", "8", "--num_inner_grad_steps", "1",
+        "--num_ppo_steps", "1", "--log_formats", "csv,log"]
+"""Per run: 2 x 2 x 5 x (1 + 1) = 40 timesteps per iteration."""
+
+
+# ---------------------------------------------------------------------------- reference data
+def test_reference_loader_parses_every_row():
+    path = os.path.join(os.path.dirname(paper.__file__), os.pardir, paper.PAPER_REFERENCE_FILE)
+    with open(path, encoding="utf-8") as f:
+        lines = [line for line in f if line.strip()]
+    comments = [line for line in lines if line.startswith("#")]
+    points = paper.load_paper_reference()
+    assert comments and len(points) == len(lines) - len(comments) - 1  # minus the header
+    assert points[0] == ReferencePoint("fig2", "HalfCheetahRandDirecEnv", "ProMP",
+                                       "Step_1-AverageReturn", 1e7, 195.0, 20.0)
+    assert all(p.precision > 0 and p.timesteps > 0 for p in points)
+    assert "read off the ProMP paper" in paper.reference_provenance()
+
+
+def test_every_reference_curve_maps_to_a_registry_algorithm_and_env():
+    from meta_policy_search.envs.registry import ENV_CLASS_NAMES
+
+    legends = {a.legend for a in ALGORITHMS.values()}
+    for point in paper.load_paper_reference():
+        assert point.algorithm in legends and point.env in ENV_CLASS_NAMES, point
+
+
+def test_bad_reference_rows_are_named():
+    header = ",".join(paper.REFERENCE_COLUMNS)
+    with pytest.raises(ValueError, match="line 3"):
+        paper._parse_reference(f"# note\n{header}\nfig2,Env,ProMP,m,1e7,ten,5\n", "x.csv")
+    with pytest.raises(ValueError, match="header"):
+        paper._parse_reference("figure,env\n", "x.csv")
+
+
+def test_registry_names_runs_from_their_params():
+    assert algorithm_for_params({"algo": "vpg_maml", "inner_type": "likelihood_ratio"}).name == \
+        "lvc_vpg"
+    assert algorithm_for_params({"algo": "vpg_maml", "inner_type": "log_likelihood"}).name == \
+        "vpg_maml"
+    assert algorithm_for_params({"algo": "e_maml_trpo"}).legend == "E-MAML-TRPO"
+    assert algorithm_for_params({"algo": "ppo"}) is None
+    assert get_algorithm("lvc_vpg").flags() == ["--inner_type", "likelihood_ratio"]
+    with pytest.raises(ValueError, match="valid names: promp, trpo_maml"):
+        get_algorithm("ppo")
+
+
+# ---------------------------------------------------------------------------- planning
+@pytest.mark.parametrize(("algo", "env", "extra", "per_itr"), [
+    ("promp", "HopperRandParamsEnv", [], 40 * 20 * 200 * 2),
+    ("promp", "AntRandGoalEnv", [], 40 * 20 * 200 * 3),  # 2 inner steps
+    ("trpo_maml", "AntRandDirec2DEnv", [], 40 * 20 * 100 * 2),  # H = 100 (appendix)
+    ("lvc_vpg", "MetaPointEnvMomentum", [], 40 * 20 * 200 * 4),  # 3 inner steps
+    ("promp", "HalfCheetahRandDirecEnv", ["--meta_batch_size", "4"], 4 * 20 * 100 * 2),
+    ("promp", "HalfCheetahRandVelEnv", [], 40 * 20 * 100 * 2),  # not in the paper: defaults
+])
+def test_n_itr_reaches_the_timesteps_as_the_paper_counts_them(tmp_path, algo, env, extra,
+                                                              per_itr):
+    (run,) = reproduce.plan_runs([algo], [env], [3], 1e7, str(tmp_path), extra)
+    assert run.n_itr == -(-10_000_000 // per_itr)  # ceil
+    assert run.params["n_itr"] == run.n_itr and run.params["seed"] == 3
+    assert run.run_dir == str(tmp_path / algo / env / "seed_3")
+    assert run.command(resume=False)[1] == get_algorithm(algo).script_path
+    assert run.command(resume=True)[-1] == "--resume"
+
+
+def test_timesteps_per_iteration_checks_its_counts():
+    assert paper.timesteps_per_iteration(40, 20, 100, 1) == 160_000
+    with pytest.raises(ValueError, match="max_path_length"):
+        paper.timesteps_per_iteration(40, 20, 0, 1)
+
+
+@pytest.mark.parametrize(("argv", "extra", "match"), [
+    (["--algos", "ppo", "--envs", "PointEnvRandGoal"], [], "unknown algorithm 'ppo'; valid names"),
+    (["--algos", "promp", "--envs", "PointEnv"], [], "unknown env.*valid names: PointEnvRandGoal"),
+    (["--algos", "promp", "--envs", "PointEnvRandGoal"], ["--", "--inner_lr_typo", "1"],
+     "inner_lr_typo"),
+])
+def test_bad_names_are_listed_with_the_valid_ones(tmp_path, argv, extra, match):
+    with pytest.raises(SystemExit, match=match):
+        reproduce.main([*argv, "--timesteps", "100", "--out", str(tmp_path), *extra])
+    assert not os.listdir(tmp_path)
+
+
+def test_flags_set_per_run_are_refused_after_the_separator(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        reproduce.main(["--algos", "promp", "--envs", "PointEnvRandGoal", "--timesteps", "1",
+                        "--out", str(tmp_path), "--", "--seed", "4"])
+    assert "set by the grid" in capsys.readouterr().err
+
+
+def test_a_run_directory_of_another_config_is_refused(tmp_path):
+    (run,) = reproduce.plan_runs(["promp"], ["PointEnvRandGoal"], [1], 100, str(tmp_path), TINY)
+    os.makedirs(run.run_dir)
+    with open(os.path.join(run.run_dir, "params.json"), "w") as f:
+        json.dump({**run.params, "inner_lr": 0.5, "n_itr": 99}, f)
+    with pytest.raises(ValueError, match="inner_lr: 0.5 there, 0.1 now"):
+        reproduce.run_state(run)
+
+
+# ---------------------------------------------------------------------------- comparison
+def fake_run(directory, params, returns, per_itr):
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "progress.csv"), "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["Itr", "n_timesteps", "ItrTime", "Step_1-AverageReturn"])
+        for itr, value in enumerate(returns):
+            writer.writerow([itr, (itr + 1) * per_itr, 2.0, value])
+    with open(os.path.join(directory, "params.json"), "w") as f:
+        json.dump(params, f)
+    return plot.find_runs([str(directory)])[0]
+
+
+def test_comparison_interpolates_ours_at_the_papers_timesteps(tmp_path):
+    # HalfCheetah, 40 x 20 x 100 x 2 = 160k steps per iteration: 100 iterations reach 1.6e7.
+    params = {"algo": "promp", "env": "HalfCheetahRandDirecEnv", "meta_batch_size": 40,
+              "rollouts_per_meta_task": 20, "max_path_length": 100, "num_inner_grad_steps": 1,
+              "n_itr": 100, "sampling_mode": "budget"}
+    seeds = [fake_run(tmp_path / f"s{s}", {**params, "seed": s}, np.arange(100.0) * s, 160_000)
+             for s in (1, 2)]
+    curve = reproduce.Curve(get_algorithm("promp"), "HalfCheetahRandDirecEnv",
+                            "Step_1-AverageReturn", seeds)
+    reference = paper.load_paper_reference()
+    # 1e7 steps = 62.5 iterations: itr 61.5 (0-based) interpolated -> 61.5 and 123.
+    mean, std, n = reproduce.ours_at(curve, 1e7)
+    assert (mean, std, n) == pytest.approx((92.25, 30.75, 2))
+    assert reproduce.ours_at(curve, 2e7) is None
+    text = reproduce.comparison_markdown([curve], reference, "reproduce.py ...")
+    assert "| HalfCheetahRandDirecEnv | ProMP | fig2 | Step_1-AverageReturn | 1e7 | 195 +- 20 " \
+           "| 92.2 +- 30.8 | 2 | -102.8 | no |" in text
+    assert "not reached yet: HalfCheetahRandDirecEnv ProMP at 2e7" in text
+    png = reproduce.draw_comparison([curve], reference, ["HalfCheetahRandDirecEnv"],
+                                    str(tmp_path / "cmp.png"))
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_eta_uses_the_iteration_times_of_the_runs(tmp_path):
+    runs = reproduce.plan_runs(["promp"], ["PointEnvRandGoal"], [1, 2], 400, str(tmp_path), TINY)
+    assert [run.n_itr for run in runs] == [10, 10]
+    assert reproduce.eta_seconds(runs, {r.key for r in runs}, 2) is None  # no data yet
+    fake_run(runs[0].run_dir, runs[0].params, [0.0] * 4, 40)  # 4 of 10 done, 2 s each
+    # seed 1: 6 x 2 s left; seed 2 (no rows) borrows 2 s/itr: 10 x 2 s; over 2 slots.
+    assert reproduce.eta_seconds(runs, {r.key for r in runs}, 2) == pytest.approx(16.0)
+    line = reproduce.status_line(runs, {runs[1].key}, {runs[1].key}, [], 2)
+    assert "grid: 1/2 done, 1 running, 0 left | ETA 0:00:20" in line
+
+
+# ---------------------------------------------------------------------------- end to end
+def read_rows(run_dir: str) -> list[dict]:
+    with open(os.path.join(run_dir, "progress.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+class NoLauncher:
+    def __init__(self, *args, **kwargs):
+        raise AssertionError("a finished grid must not launch anything")
+
+
+def test_tiny_grid_runs_skips_resumes_and_restarts(tmp_path, monkeypatch, capsys):
+    out = str(tmp_path / "grid")
+    args = ["--algos", "promp", "--envs", "PointEnvRandGoal", "--seeds", "1", "2",
+            "--timesteps", "80", "--out", out, "--n_concurrent", "2", "--status_every", "2"]
+    # PointEnvRandGoal has no curve in the paper: give it two reference points to compare with.
+    fake_reference = [ReferencePoint("figX", "PointEnvRandGoal", "ProMP", "Step_1-AverageReturn",
+                                     t, -2.0, 1.0) for t in (60.0, 1e9)]
+    monkeypatch.setattr(reproduce, "load_paper_reference", lambda: fake_reference)
+    run_dirs = [os.path.join(out, "promp", "PointEnvRandGoal", f"seed_{s}") for s in (1, 2)]
+
+    # 1. Two runs of 2 iterations (80 timesteps / 40 per iteration), in parallel.
+    assert reproduce.main([*args, "--", *TINY]) == 0, capsys.readouterr()
+    first_rows = {}
+    for run_dir in run_dirs:
+        first_rows[run_dir] = read_rows(run_dir)
+        assert [r["Itr"] for r in first_rows[run_dir]] == ["0", "1"]
+        with open(os.path.join(run_dir, "done.json")) as f:
+            assert json.load(f)["n_itr"] == 2
+        with open(os.path.join(run_dir, "params.json")) as f:
+            params = json.load(f)
+        assert params["paper_config_entry"]["env"] == "PointEnvRandGoal"
+        assert params["sampling_mode"] == "budget"  # the paper config, under the -- flags
+        assert params["num_inner_grad_steps"] == 1 and params["inner_lr"] == 0.1
+    with open(os.path.join(out, "reproduction.png"), "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    with open(os.path.join(out, "reproduction.md")) as f:
+        table = f.read()
+    assert "| PointEnvRandGoal | ProMP | figX | Step_1-AverageReturn | 60 | -2 +- 1 |" in table
+    assert "| 2 |" in table  # both seeds reached 60 timesteps
+    assert "not reached yet: PointEnvRandGoal ProMP at 1e9" in table
+    assert "grid: 2/2 done, 0 running, 0 left" in capsys.readouterr().out
+
+    # 2. Again: everything is finished, nothing is launched or written in the runs.
+    stamps = {d: os.path.getmtime(os.path.join(d, "checkpoints", "latest")) for d in run_dirs}
+    monkeypatch.setattr(reproduce, "LocalLauncher", NoLauncher)
+    assert reproduce.main([*args, "--", *TINY]) == 0
+    assert "2 finished, 0 to resume, 0 to start" in capsys.readouterr().out
+    assert stamps == {d: os.path.getmtime(os.path.join(d, "checkpoints", "latest"))
+                      for d in run_dirs}
+    monkeypatch.undo()
+    monkeypatch.setattr(reproduce, "load_paper_reference", lambda: fake_reference)
+
+    # 3. Seed 1 crashed after its last checkpoint (no done marker), seed 2 before its first
+    #    checkpoint; the grid now asks for 3 iterations.
+    os.remove(os.path.join(run_dirs[0], "done.json"))
+    os.remove(os.path.join(run_dirs[1], "done.json"))
+    shutil.rmtree(os.path.join(run_dirs[1], "checkpoints"))
+    longer = [a if a != "80" else "120" for a in args]
+    assert reproduce.main([*longer, "--", *TINY]) == 0
+    assert "0 finished, 1 to resume, 1 to start" in capsys.readouterr().out
+    resumed, restarted = (read_rows(d) for d in run_dirs)
+    assert [r["Itr"] for r in resumed] == ["0", "1", "2"]
+    assert resumed[:2] == first_rows[run_dirs[0]]  # continued, not restarted
+    with open(os.path.join(run_dirs[0], "log.txt")) as f:
+        assert "Resuming" in f.read()
+    assert [r["Itr"] for r in restarted] == ["0", "1", "2"]
+    assert restarted[0]["Time"] != first_rows[run_dirs[1]][0]["Time"]  # a fresh start
+
+
+def test_a_finished_grid_does_not_import_tensorflow(tmp_path):
+    (run,) = reproduce.plan_runs(["promp"], ["PointEnvRandGoal"], [1], 40, str(tmp_path), TINY)
+    fake_run(run.run_dir, run.params, [-1.0], 40)
+    with open(os.path.join(run.run_dir, "done.json"), "w") as f:
+        json.dump({"n_itr": 1}, f)
+    argv = ["--algos", "promp", "--envs", "PointEnvRandGoal", "--seeds", "1", "--timesteps",
+            "40", "--out", str(tmp_path), "--", *TINY]
+    code = (f"import sys; sys.path.insert(0, {EXPERIMENTS!r}); import reproduce; "
+            f"code = reproduce.main({argv!r}); "
+            "assert 'tensorflow' not in sys.modules, 'tensorflow imported'; sys.exit(code)")
+    root = os.path.dirname(EXPERIMENTS)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env=env, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 finished, 0 to resume, 0 to start" in result.stdout
