@@ -38,4 +38,4 @@ bench: venv
 	$(PY) benchmarks/sampling_benchmark.py
 
 clean:
-	rm -rf $(VENV) docs/_build docs/api
+	rm -rf $(VENV) docs/_build docs/api docs/_generated

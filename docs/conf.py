@@ -8,6 +8,26 @@ sys.path.insert(0, ROOT)  # build from the repository without installing
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import meta_policy_search  # noqa: E402
+from meta_policy_search.utils.paper import paper_config_table_rst  # noqa: E402
+
+GENERATED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_generated")
+"""Files written at build time from the package's data and included by the pages."""
+
+
+def write_generated(name: str, text: str) -> None:
+    """Write ``_generated/name`` unless it already holds ``text`` (no needless rebuilds)."""
+    os.makedirs(GENERATED, exist_ok=True)
+    path = os.path.join(GENERATED, name)
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+# The per-environment settings table of experiments.rst, from paper_configs.json.
+write_generated("paper_configs_table.rst.inc", paper_config_table_rst())
 
 project = "meta_policy_search"
 author = "meta_policy_search developers"
@@ -41,7 +61,7 @@ napoleon_use_rtype = False
 # "Attributes:" sections as :ivar: fields, so dataclass/NamedTuple fields are not described twice.
 napoleon_use_ivar = True
 
-exclude_patterns = ["_build", "architecture.md", "Thumbs.db", ".DS_Store"]
+exclude_patterns = ["_build", "_generated", "architecture.md", "Thumbs.db", ".DS_Store"]
 root_doc = "index"
 html_theme = "alabaster"
 html_static_path = []
