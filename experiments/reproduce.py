@@ -130,10 +130,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra_args = parse_args(argv)
     try:
         runs = plan_runs(args.algos, args.envs, args.seeds, args.timesteps, args.out, extra_args)
-        todo = {run.key: run_state(run) for run in runs}
+        states = {run.key: run_state(run) for run in runs}
     except ValueError as error:
         raise SystemExit(f"reproduce.py: error: {error}") from None
-    todo = {key: state for key, state in todo.items() if state != "done"}
+    todo = {key: state for key, state in states.items() if state != "done"}
     print(f"reproduce: {len(runs)} runs in {os.path.abspath(args.out)}: "
           f"{len(runs) - len(todo)} finished, "
           f"{sum(s == 'resume' for s in todo.values())} to resume, "
@@ -232,7 +232,7 @@ def plan_run(algo: Algorithm, env: str, seed: int, run_dir: str, timesteps: floa
 
 # ---------------------------------------------------------------------------- 2. state
 def run_state(run: Run) -> str:
-    """``'done'``, ``'resume'`` (a checkpoint exists) or ``'start'`` (the directory is cleared).
+    """``'done'``, ``'resume'`` (a checkpoint exists) or ``'start'`` (afresh, see :func:`run_grid`).
 
     Raises:
         ValueError: if the run directory holds a run of another config.
@@ -243,11 +243,7 @@ def run_state(run: Run) -> str:
     done = read_done(run.run_dir)
     if done is not None and done.get("n_itr", 0) >= run.n_itr:
         return "done"
-    if has_checkpoint(run.run_dir):
-        return "resume"
-    if os.path.isdir(run.run_dir):
-        shutil.rmtree(run.run_dir)  # a start that never checkpointed: nothing to keep
-    return "start"
+    return "resume" if has_checkpoint(run.run_dir) else "start"
 
 
 def check_same_config(run: Run, stored: dict[str, Any]) -> None:
@@ -292,7 +288,10 @@ def run_grid(runs: Sequence[Run], todo: dict[tuple, str], launcher: Any, status_
     """
     by_key = {run.key: run for run in runs}
     for key, state in todo.items():
-        launcher.submit(key, by_key[key].command(resume=state == "resume"), by_key[key].run_dir)
+        run = by_key[key]
+        if state == "start" and os.path.isdir(run.run_dir):
+            shutil.rmtree(run.run_dir)  # stopped before its first checkpoint: nothing to keep
+        launcher.submit(key, run.command(resume=state == "resume"), run.run_dir)
     pending, failed = set(todo), []
     try:
         while pending:
