@@ -438,7 +438,10 @@ def draw_comparison(curves: Sequence[Curve], reference: Sequence[ReferencePoint]
             metrics.add(curve.metric)
         ax.set_title(env)
         ax.set_xlabel("timesteps (as counted in the paper)")
-        ax.set_ylabel(" / ".join(sorted(metrics)) or "no runs yet")
+        if not metrics:
+            ax.text(0.5, 0.5, "no iterations logged yet", ha="center", transform=ax.transAxes)
+            continue
+        ax.set_ylabel(" / ".join(sorted(metrics)))
         ax.xaxis.set_major_formatter(EngFormatter(sep=""))
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
