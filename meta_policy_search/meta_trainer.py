@@ -252,5 +252,5 @@ def checkpoint_trackables(algo: Any, policy: Any) -> dict[str, Any]:
 
 
 def _average_return(paths: Any) -> float:
-    """Mean undiscounted return per episode of a ``PathBatch``: rewards summed over ``H``."""
-    return float(np.mean(np.sum(paths.rewards * paths.mask, axis=-1)))
+    """Mean undiscounted return over the real episodes of a ``PathBatch``."""
+    return float(np.mean(paths.real_episode_returns()))
