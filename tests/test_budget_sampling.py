@@ -337,3 +337,60 @@ def test_env_diagnostics_ignore_whole_padded_episodes():
     assert forward["AverageForwardReturn"] == pytest.approx(sums[paths.episode_mask].mean())
     assert forward["MaxForwardReturn"] == pytest.approx(sums[paths.episode_mask].max())
 
+
+# ------------------------------------------------------------------------- run scripts
+def test_build_sampler_plumbs_and_validates_sampling_mode():
+    import dataclasses
+
+    from meta_policy_search.envs import PointEnvRandGoal, normalize
+    from meta_policy_search.utils.experiment import ConfigError, MetaRLConfig, build_sampler
+
+    config = MetaRLConfig(env="PointEnvRandGoal", meta_batch_size=2, rollouts_per_meta_task=2,
+                          max_path_length=5, parallel=False, sampling_mode="budget")
+    with build_sampler(config, normalize(PointEnvRandGoal()), DuckPolicy(2, 2, 2), 0) as sampler:
+        assert sampler.sampling_mode == "budget"
+    bad = dataclasses.replace(config, sampling_mode="episodes")
+    with pytest.raises(ConfigError, match=r"sampling_mode must be one of \('rollouts', 'budget'\), "
+                                          r"got 'episodes'; pass --sampling_mode rollouts or"):
+        build_sampler(bad, normalize(PointEnvRandGoal()), DuckPolicy(2, 2, 2), 0)
+
+
+@pytest.mark.parametrize("name", ["promp_run_mujoco", "dice_maml_run_mujoco"])
+def test_script_trains_in_budget_mode_with_early_termination(name, tmp_path):
+    """Walker2D episodes end early: more episodes, padded episode axes, nominal n_timesteps."""
+    import csv
+    import importlib
+
+    pytest.importorskip("tensorflow")
+    pytest.importorskip("meta_policy_search.envs.mujoco_envs")
+    from meta_policy_search.utils import logger
+
+    experiments = os.path.join(os.path.dirname(os.path.dirname(__file__)), "experiments")
+    sys.path.insert(0, experiments)
+    try:
+        script = importlib.import_module(name)
+        horizon, num_tasks, num_rollouts = 30, 2, 2
+        run_dir = script.main([
+            "--env", "Walker2DRandDirecEnv", "--sampling_mode", "budget",
+            "--meta_batch_size", str(num_tasks), "--rollouts_per_meta_task", str(num_rollouts),
+            "--max_path_length", str(horizon), "--parallel", "false", "--hidden_sizes", "8",
+            "--log_formats", "csv", "--seed", "2", "--n_itr", "2",
+            "--dump_path", str(tmp_path / "run"),
+        ])
+    finally:
+        sys.path.remove(experiments)
+        logger.reset()
+    with open(os.path.join(run_dir, "progress.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    nominal = 2 * num_tasks * num_rollouts * horizon  # K + 1 = 2 phases per iteration
+    assert [int(row["n_timesteps"]) for row in rows] == [nominal, 2 * nominal]
+    episodes_per_task = []
+    for row in rows:
+        assert int(row["n_timesteps_real"]) >= int(row["n_timesteps"])
+        for step in (0, 1):
+            episodes = float(row[f"Step_{step}-EpisodesPerTask"])
+            episodes_per_task.append(episodes)
+            assert int(row[f"Step_{step}-NumTrajs"]) == round(episodes * num_tasks)
+            assert np.isfinite(float(row[f"Step_{step}-AverageReturn"]))
+    # Early termination: more, shorter episodes than R.
+    assert min(episodes_per_task) >= num_rollouts and max(episodes_per_task) > num_rollouts
