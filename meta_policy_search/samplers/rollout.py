@@ -144,9 +144,10 @@ class InfoRecorder:
         if keys is not None:
             self._allocate(keys)
 
-    def _allocate(self, keys: Iterable[str]) -> None:
+    def _allocate(self, keys: Iterable[str]) -> list[tuple[str, np.ndarray]]:
         self.buffers = {key: np.zeros(self.shape, dtype=np.float32) for key in keys}
         self._items = list(self.buffers.items())
+        return self._items
 
     @property
     def keys(self) -> list[str] | None:
@@ -165,10 +166,11 @@ class InfoRecorder:
         Raises:
             ValueError: if ``info`` lacks a recorded key.
         """
-        if self._items is None:
-            self._allocate(key for key, value in info.items() if _is_scalar_number(value))
+        items = self._items
+        if items is None:
+            items = self._allocate(key for key, value in info.items() if _is_scalar_number(value))
         try:
-            for key, buffer in self._items:  # type: ignore[union-attr]
+            for key, buffer in items:
                 buffer[row, column] = info[key]
         except KeyError as err:
             raise ValueError(
