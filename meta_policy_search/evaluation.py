@@ -135,7 +135,7 @@ def evaluate_adaptation(
         ``K + 1`` dicts, one per number of inner steps ``k``, with keys ``num_grad_steps``
         (``k``), ``mean_return``, ``std_return``, ``stderr_return`` (see
         :func:`summarize_returns`), ``n_tasks``, ``task_returns`` (``[n_tasks]`` list: each task's
-        undiscounted return averaged over its episodes) and ``num_env_steps``.
+        undiscounted return averaged over its real episodes) and ``num_env_steps``.
 
     Raises:
         ValueError: if ``num_adapt_steps < 0``, ``tasks`` is empty, or the number of tasks differs
@@ -156,8 +156,7 @@ def evaluate_adaptation(
     try:
         for step in range(num_adapt_steps + 1):
             paths = sampler.obtain_samples()
-            per_episode = np.sum(paths.rewards * paths.mask, axis=-1)  # [T, R]
-            task_returns = per_episode.mean(axis=-1)
+            task_returns = paths.task_average_returns()  # over real episodes only
             results.append({
                 "num_grad_steps": step,
                 **summarize_returns(task_returns),

@@ -33,12 +33,19 @@ class Trainer:
 
     The Trainer only sequences the components; extend it with ``callbacks``.
 
+    Step counts: ``n_timesteps`` in ``progress.csv`` is the paper's x-axis, the *nominal*
+    ``meta_batch_size x rollouts_per_meta_task x max_path_length`` steps per sampling phase
+    (``sampler.nominal_timesteps_per_phase``), i.e. ``(K + 1)`` times that per iteration, as the
+    original counted, in both sampling modes. ``n_timesteps_real`` is the cumulative number of
+    real env steps in the returned batches (fewer than nominal when episodes end early in the
+    ``'rollouts'`` mode; at least nominal in the ``'budget'`` mode).
+
     Args:
         algo: a meta-algorithm with ``_adapt(samples)``, ``optimize_policy(all_samples_data,
             log=True) -> dict`` and ``checkpoint_state() -> dict`` (see ``meta_algos``).
         env: the (normalized) meta-environment; its ``log_diagnostics(paths, prefix)`` is logged.
         sampler: a ``MetaSampler`` (``update_tasks``, ``obtain_samples``, ``get_state``,
-            ``set_state``).
+            ``set_state``, ``nominal_timesteps_per_phase``).
         sample_processor: a ``MetaSampleProcessor`` or ``DiceSampleProcessor``; its baseline's
             ``get_param_values``/``set_param_values`` are checkpointed.
         policy: the meta-policy (``switch_to_pre_update``; ``get_params`` is checkpointed).
@@ -84,6 +91,8 @@ class Trainer:
         self.checkpoint_dir = checkpoint_dir
         self.callbacks = tuple(callbacks)
         self.n_timesteps = 0
+        """Cumulative nominal env steps (the paper's count): ``T x R x H`` per sampling phase."""
+        self.n_timesteps_real = 0
         """Cumulative number of real env steps sampled (pre- and post-update)."""
 
     # ------------------------------------------------------------------ training loop
@@ -96,6 +105,7 @@ class Trainer:
             stats = self._run_iteration(itr)
             logger.logkv("Itr", itr)
             logger.logkv("n_timesteps", self.n_timesteps)
+            logger.logkv("n_timesteps_real", self.n_timesteps_real)
             logger.logkv("Time", time.time() - start_time)
             logger.logkv("ItrTime", time.time() - itr_start_time)
             logger.dumpkvs()
@@ -121,7 +131,8 @@ class Trainer:
             t0 = time.time()
             paths = self.sampler.obtain_samples(log=True, log_prefix=prefix)
             sampling_time += time.time() - t0
-            self.n_timesteps += int(paths.num_env_steps)
+            self.n_timesteps += int(self.sampler.nominal_timesteps_per_phase)
+            self.n_timesteps_real += int(paths.num_env_steps)
 
             t0 = time.time()
             samples = self.sample_processor.process_samples(paths, log=True, log_prefix=prefix)
@@ -165,12 +176,19 @@ class Trainer:
             flush=True,
         )
 
+    def _nominal_timesteps_per_itr(self) -> int:
+        """The paper's steps of one iteration: ``(K + 1) x T x R x H``."""
+        return (self.num_inner_grad_steps + 1) * int(self.sampler.nominal_timesteps_per_phase)
+
     # ------------------------------------------------------------------ checkpoints
     def _trackables(self) -> dict[str, Any]:
         return checkpoint_trackables(self.algo, self.policy)
 
     def _side_state(self) -> dict[str, Any]:
-        state: dict[str, Any] = {"n_timesteps": self.n_timesteps}
+        state: dict[str, Any] = {
+            "n_timesteps": self.n_timesteps,
+            "n_timesteps_real": self.n_timesteps_real,
+        }
         if hasattr(self.sampler, "get_state"):
             state["sampler"] = self.sampler.get_state()
         baseline = getattr(self.sample_processor, "baseline", None)
@@ -185,8 +203,8 @@ class Trainer:
         """Atomically checkpoint everything needed to continue after iteration ``itr``.
 
         Saved: the algorithm's ``checkpoint_state()`` (policy, step sizes, optimizer), the
-        policy parameters, the sampler state, the baseline parameters, the env's task RNG and
-        ``n_timesteps``.
+        policy parameters, the sampler state, the baseline parameters, the env's task RNG,
+        ``n_timesteps`` and ``n_timesteps_real``.
 
         Args:
             itr: the iteration just completed.
@@ -205,7 +223,10 @@ class Trainer:
         """Load the newest checkpoint and continue after its iteration.
 
         The components must already be built with the run's configuration; their state is
-        overwritten. Sets :attr:`start_itr` to the saved iteration + 1.
+        overwritten. Sets :attr:`start_itr` to the saved iteration + 1. A checkpoint written
+        before ``n_timesteps_real`` existed stored the real count as ``n_timesteps``: it becomes
+        ``n_timesteps_real``, and ``n_timesteps`` is recomputed as the nominal count of the
+        ``itr + 1`` iterations done.
 
         Args:
             checkpoint_dir: defaults to the Trainer's ``checkpoint_dir``.
@@ -221,7 +242,12 @@ class Trainer:
         if checkpoint_dir is None:
             raise ValueError("Trainer.restore needs a checkpoint_dir, got None")
         state = restore_checkpoint(checkpoint_dir, self._trackables())
-        self.n_timesteps = int(state.get("n_timesteps", 0))
+        if "n_timesteps_real" in state:
+            self.n_timesteps = int(state["n_timesteps"])
+            self.n_timesteps_real = int(state["n_timesteps_real"])
+        else:  # an older checkpoint: its n_timesteps counted real steps
+            self.n_timesteps_real = int(state.get("n_timesteps", 0))
+            self.n_timesteps = self._nominal_timesteps_per_itr() * (int(state["itr"]) + 1)
         if "sampler" in state:
             self.sampler.set_state(state["sampler"])
         if "baseline" in state:
@@ -252,5 +278,5 @@ def checkpoint_trackables(algo: Any, policy: Any) -> dict[str, Any]:
 
 
 def _average_return(paths: Any) -> float:
-    """Mean undiscounted return per episode of a ``PathBatch``: rewards summed over ``H``."""
-    return float(np.mean(np.sum(paths.rewards * paths.mask, axis=-1)))
+    """Mean undiscounted return over the real episodes of a ``PathBatch``."""
+    return float(np.mean(paths.real_episode_returns()))

@@ -4,8 +4,12 @@ Shape conventions (see ``design.md`` section 2):
 
 * ``T`` = ``meta_batch_size`` (number of tasks),
 * ``R`` = ``rollouts_per_meta_task`` (episodes per task),
+* ``N`` = the episode axis: ``R`` in the sampler's ``'rollouts'`` mode; in its ``'budget'`` mode
+  the largest number of episodes of a task, rounded up to a fixed ladder of sizes, so tasks with
+  fewer episodes end in whole padded episodes,
 * ``H`` = ``max_path_length`` (time steps per episode, padded),
-* ``mask[t, r, h] = 1`` for a real step and ``0`` for padding after an episode ended early.
+* ``mask[t, r, h] = 1`` for a real step and ``0`` for padding after an episode ended early or
+  in a padded episode; episode ``r`` of task ``t`` is real iff ``mask[t, r, 0] == 1``.
 
 This module imports only numpy, so sampler worker processes can use it without TensorFlow.
 """
@@ -25,6 +29,9 @@ Task = Any
 @dataclass(frozen=True)
 class PathBatch:
     """Raw rollouts of one inner step for all tasks, padded to a fixed shape.
+
+    The episode axis ``R`` here is ``N`` of the module docstring: it may hold whole padded
+    episodes (all zero, mask 0); :attr:`episode_mask` tells the real ones.
 
     Attributes:
         observations: ``[T, R, H, obs_dim]`` float32 observations the policy acted on.
@@ -53,6 +60,33 @@ class PathBatch:
     def num_env_steps(self) -> int:
         """Number of real (unmasked) environment steps in the batch."""
         return int(self.mask.sum())
+
+    @property
+    def episode_mask(self) -> np.ndarray:
+        """``[T, R]`` bool: True for a real episode (one with a real first step)."""
+        return np.asarray(self.mask)[..., 0] > 0
+
+    @property
+    def episodes_per_task(self) -> np.ndarray:
+        """``[T]`` int64: number of real episodes of each task."""
+        return np.asarray(np.sum(self.episode_mask, axis=-1, dtype=np.int64))
+
+    @property
+    def episode_returns(self) -> np.ndarray:
+        """``[T, R]`` float64 undiscounted return of each episode (0 for a padded episode)."""
+        mask = np.asarray(self.mask)
+        return np.sum(np.where(mask > 0, np.asarray(self.rewards, dtype=np.float64), 0.0), axis=-1)
+
+    def real_episode_returns(self) -> np.ndarray:
+        """``[num_real_episodes]`` float64 returns of the real episodes, task by task."""
+        return self.episode_returns[self.episode_mask]
+
+    def task_average_returns(self) -> np.ndarray:
+        """``[T]`` float64: each task's mean return over its real episodes (NaN if none)."""
+        counts = self.episodes_per_task
+        totals = np.sum(self.episode_returns, axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(counts > 0, totals / counts, np.nan)
 
 
 @dataclass(frozen=True)

@@ -55,10 +55,10 @@ def half_cheetah_env():
     return normalize(mujoco_envs.HalfCheetahRandDirecEnv())
 
 
-def collect(executor, tasks, policy, num_rollouts, phase):
+def collect(executor, tasks, policy, num_rollouts, phase, sampling_mode="rollouts"):
     with executor as ex:
         ex.set_tasks(tasks)
-        return ex.collect(policy, num_rollouts, phase)
+        return ex.collect(policy, num_rollouts, phase, sampling_mode)
 
 
 def test_point_env_ray_matches_iterative_for_any_actor_count():
@@ -254,3 +254,29 @@ def test_actor_exception_is_reraised_and_executor_stays_usable():
             assert_paths_equal(ex.collect(make_policy(4), 1, 0), expected)
     finally:
         cloudpickle.unregister_pickle_by_value(test_sampler)
+
+
+def test_budget_mode_ray_matches_iterative():
+    """'budget' mode with early termination: actors pad to their own bucket, the driver to all."""
+    import test_budget_sampling
+    import test_sampler
+    from ray import cloudpickle
+    from test_budget_sampling import TASKS, RandomLengthEnv
+
+    for module in (test_sampler, test_budget_sampling):  # ship the test env by value
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        policy = make_policy(len(TASKS))
+        expected = collect(MetaIterativeEnvExecutor(RandomLengthEnv(), 5, 2, 6, seed=3), TASKS,
+                           policy, 3, 1, "budget")
+        counts = expected.episodes_per_task
+        assert counts.min() < expected.mask.shape[1] and counts.max() > 3
+        for num_actors in (1, 2):
+            paths = collect(MetaRayEnvExecutor(RandomLengthEnv(), 5, 2, 6, seed=3,
+                                               num_actors=num_actors), TASKS, policy, 3, 1,
+                            "budget")
+            assert_paths_equal(paths, expected)
+            assert paths.observations.flags.writeable and paths.mask.flags.writeable
+    finally:
+        for module in (test_sampler, test_budget_sampling):
+            cloudpickle.unregister_pickle_by_value(module)

@@ -289,7 +289,8 @@ def test_meta_sampler_logs_env_time(monkeypatch):
         sampler.obtain_samples()
     sampler.update_tasks()
     sampler.obtain_samples(log=True, log_prefix="Step_0-")
-    assert list(logged) == ["Step_0-Time-EnvExec"] and logged["Step_0-Time-EnvExec"] > 0
+    assert list(logged) == ["Step_0-Time-EnvExec", "Step_0-EpisodesPerTask"]
+    assert logged["Step_0-Time-EnvExec"] > 0 and logged["Step_0-EpisodesPerTask"] == 2.0
 
 
 @pytest.mark.parametrize(

@@ -20,10 +20,17 @@ from meta_policy_search.utils.checkpoint import (
 )
 
 T, R, H = 2, 3, 4
+PADDED = 2
 
 
 class FakeSampler:
-    """Returns rollouts whose mask has a known, call-dependent number of real steps."""
+    """Returns rollouts whose mask has a known, call-dependent number of real steps.
+
+    Like the ``'budget'`` sampling mode, each batch has ``PADDED`` whole padded episodes (all
+    zero, mask 0) after the ``R`` real ones.
+    """
+
+    nominal_timesteps_per_phase = T * R * H
 
     def __init__(self, calls: list, seed: int = 0) -> None:
         self.calls = calls
@@ -37,13 +44,14 @@ class FakeSampler:
     def obtain_samples(self, log: bool = False, log_prefix: str = "") -> PathBatch:
         self.calls.append(f"sample:{log_prefix}")
         self.num_obtained += 1
-        lengths = self.rng.integers(1, H + 1, size=(T, R))
+        lengths = np.zeros((T, R + PADDED), np.int64)
+        lengths[:, :R] = self.rng.integers(1, H + 1, size=(T, R))
         mask = (np.arange(H)[None, None, :] < lengths[..., None]).astype(np.float32)
         self.steps_per_call.append(int(mask.sum()))
         rewards = mask * np.float32(self.num_obtained)
         return PathBatch(
-            observations=np.zeros((T, R, H, 1), np.float32),
-            actions=np.zeros((T, R, H, 1), np.float32),
+            observations=np.zeros((T, R + PADDED, H, 1), np.float32),
+            actions=np.zeros((T, R + PADDED, H, 1), np.float32),
             rewards=rewards,
             mask=mask,
         )
@@ -76,7 +84,7 @@ class FakeProcessor:
         self.calls.append(f"process:{log_prefix}")
         self.baseline.params = self.baseline.params + 1.0
         if log:
-            logger.logkv(log_prefix + "AverageReturn", float(paths.rewards.sum(-1).mean()))
+            logger.logkv(log_prefix + "AverageReturn", float(paths.real_episode_returns().mean()))
         zeros = np.zeros_like(paths.rewards)
         return SampleBatch.from_paths(paths, returns=zeros, baselines=zeros, advantages=zeros)
 
@@ -179,23 +187,29 @@ def test_call_order_follows_the_meta_iteration(log_dir):
 
 def test_progress_csv_keys_and_cumulative_timesteps(log_dir, capsys):
     trainer, _ = make_trainer(log_dir, n_itr=3, num_inner_grad_steps=1, checkpoint=False)
+    all_stats = []
+    trainer.callbacks = (lambda tr, itr, stats: all_stats.append(stats),)
     trainer.train()
     rows = read_csv(log_dir / "progress.csv")
     assert [int(r["Itr"]) for r in rows] == [0, 1, 2]
     expected_keys = {
-        "Itr", "n_timesteps", "Time", "ItrTime", "Time-Sampling", "Time-SampleProc",
+        "Itr", "n_timesteps", "n_timesteps_real", "Time", "ItrTime", "Time-Sampling", "Time-SampleProc",
         "Time-InnerStep", "Time-TotalInner", "Time-OuterStep", "LossAfter", "MeanKL",
         "Step_0-AverageReturn", "Step_1-AverageReturn", "Step_0-AvgDiag", "Step_1-AvgDiag",
     }
     assert expected_keys <= set(rows[0])
-    # Two sampling calls per iteration; n_timesteps counts the real (unmasked) steps of both.
+    # Two sampling calls per iteration: n_timesteps counts the nominal T x R x H steps of both
+    # (the paper's x-axis), n_timesteps_real the real (unmasked) steps.
+    assert [int(r["n_timesteps"]) for r in rows] == [2 * T * R * H * (i + 1) for i in range(3)]
     steps = trainer.sampler.steps_per_call
     cumulative = np.cumsum(np.add.reduceat(steps, [0, 2, 4]))
-    assert [int(r["n_timesteps"]) for r in rows] == cumulative.tolist()
+    assert [int(r["n_timesteps_real"]) for r in rows] == cumulative.tolist()
+    assert trainer.n_timesteps_real == sum(steps)
     assert [float(r["LossAfter"]) for r in rows] == [1.0, 2.0, 3.0]
-    # Step_1 return: rewards equal the call number (2 in itr 0) on each real step.
+    # Step_1 return: rewards equal the call number (2 in itr 0) on each real step; the average
+    # is over the T x R real episodes, not the padded ones.
     mask_steps_call2 = steps[1]
-    assert float(rows[0]["Step_1-AverageReturn"]) == pytest.approx(2.0 * mask_steps_call2 / (T * R))
+    assert all_stats[0]["Step_1-AverageReturn"] == pytest.approx(2.0 * mask_steps_call2 / (T * R))
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("itr ")]
     assert len(lines) == 3 and "ETA" in lines[-1] and lines[-1].startswith("itr 3/3")
 
@@ -210,6 +224,8 @@ def test_checkpoint_every_iteration_and_resume(log_dir):
     trainer.train()
     assert saved_itrs == [0, 1, 2]
     n_timesteps_after_3 = trainer.n_timesteps
+    n_timesteps_real_after_3 = trainer.n_timesteps_real
+    assert n_timesteps_after_3 == 3 * 2 * T * R * H != n_timesteps_real_after_3
 
     # An uninterrupted 5-iteration run, for comparison (logged elsewhere).
     logger.configure(dir=str(log_dir / "ref"), format_strs=["csv"])
@@ -225,16 +241,33 @@ def test_checkpoint_every_iteration_and_resume(log_dir):
     np.testing.assert_allclose(resumed.algo.inner_lr.numpy(), [0.8, 1.6])
     np.testing.assert_array_equal(resumed.sample_processor.baseline.params, np.full(3, 6.0))
     assert resumed.n_timesteps == n_timesteps_after_3
+    assert resumed.n_timesteps_real == n_timesteps_real_after_3
     assert resumed.sampler.num_obtained == 6
     resumed.train()
     assert calls.count("update_tasks") == 2
     assert resumed.algo.step.numpy() == 5.0
     # Same RNG streams restored: the resumed run sampled exactly what the reference did.
     assert resumed.n_timesteps == reference.n_timesteps
+    assert resumed.n_timesteps_real == reference.n_timesteps_real
     assert resumed.sampler.steps_per_call == reference.sampler.steps_per_call[6:]
     assert restore_checkpoint(ckpt_dir)["itr"] == 4
     itrs = [int(r["Itr"]) for r in read_csv(log_dir / "progress.csv")]
     assert itrs == [0, 1, 2, 3, 4]
+
+
+def test_resume_from_a_checkpoint_without_the_real_step_count(log_dir):
+    """Checkpoints written before n_timesteps_real stored the real count as n_timesteps."""
+    trainer, _ = make_trainer(log_dir, n_itr=2, num_inner_grad_steps=2)
+    trainer.train()
+    old_state = trainer._side_state()
+    real = old_state.pop("n_timesteps_real")
+    old_state["n_timesteps"] = real
+    save_checkpoint(trainer.checkpoint_dir, 1, trainer._trackables(), old_state)
+
+    resumed, _ = make_trainer(log_dir, n_itr=3, num_inner_grad_steps=2)
+    assert resumed.restore() == 2
+    assert resumed.n_timesteps_real == real
+    assert resumed.n_timesteps == 2 * 3 * T * R * H  # nominal: 2 iterations of K + 1 = 3 phases
 
 
 def test_callback_can_stop_training(log_dir):

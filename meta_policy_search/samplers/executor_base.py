@@ -5,8 +5,8 @@
 :class:`~meta_policy_search.samplers.MetaParallelEnvExecutor` and
 :class:`~meta_policy_search.samplers.MetaRayEnvExecutor`; it checks and stores arguments and
 the closed / tasks-set state, the stepping is each executor's own. The env-grid helpers
-(:func:`set_env_tasks`, :func:`close_envs`) and :func:`process_info` are also what the worker
-processes and Ray actors run.
+(:func:`set_env_tasks`, :func:`close_envs`), :func:`collect_paths` (the rollout loop of either
+sampling mode) and :func:`process_info` are also what the worker processes and Ray actors run.
 """
 
 from __future__ import annotations
@@ -21,8 +21,15 @@ import numpy as np
 
 from meta_policy_search.envs.base import check_positive_int
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
-from meta_policy_search.samplers.rollout import check_non_negative_int, check_policy, space_dim
-from meta_policy_search.types import Task
+from meta_policy_search.samplers.budget_rollout import collect_budget
+from meta_policy_search.samplers.rollout import (
+    check_non_negative_int,
+    check_policy,
+    check_sampling_mode,
+    collect_rollouts,
+    space_dim,
+)
+from meta_policy_search.types import PathBatch, Task
 
 
 def check_tasks(tasks: Sequence[Task], meta_batch_size: int) -> list[Task]:
@@ -93,6 +100,28 @@ def close_envs(envs: Sequence[Sequence[Any]]) -> None:
             env.close()
 
 
+def collect_paths(
+    envs: Sequence[Sequence[Any]],
+    policy: NumpyGaussianMLP,
+    task_indices: Sequence[int],
+    num_rollouts: int,
+    max_path_length: int,
+    seed: int,
+    phase: int,
+    sampling_mode: str,
+) -> PathBatch:
+    """Run :func:`~meta_policy_search.samplers.rollout.collect_rollouts` (``'rollouts'``) or
+    :func:`~meta_policy_search.samplers.budget_rollout.collect_budget` (``'budget'``).
+
+    The arguments are theirs, plus ``sampling_mode``; see them for the returned shapes.
+
+    Raises:
+        ValueError: on an unknown ``sampling_mode``, or from the rollout loop.
+    """
+    collect = collect_budget if check_sampling_mode(sampling_mode) == "budget" else collect_rollouts
+    return collect(envs, policy, task_indices, num_rollouts, max_path_length, seed, phase)
+
+
 def process_info() -> dict[str, Any]:
     """Diagnostics of this (worker) process.
 
@@ -141,24 +170,26 @@ class ExecutorBase:
         self.action_dim = space_dim(env.action_space, "action_space")
 
     def _check_collect_args(
-        self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int
-    ) -> tuple[int, int]:
+        self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int, sampling_mode: str
+    ) -> tuple[int, int, str]:
         """Check the executor's state and ``collect``'s arguments.
 
         Returns:
-            ``(num_rollouts, phase)`` as ints.
+            ``(num_rollouts, phase, sampling_mode)``, the first two as ints.
 
         Raises:
             RuntimeError: if the executor is closed or ``set_tasks`` was never called.
-            ValueError: on a bad size or a policy that does not fit the tasks and env.
+            ValueError: on a bad size, an unknown sampling mode or a policy that does not fit
+                the tasks and env.
         """
         self._check_open()
         num_rollouts = check_positive_int("num_rollouts", num_rollouts)
         phase = check_non_negative_int("phase", phase)
+        sampling_mode = check_sampling_mode(sampling_mode)
         check_policy(policy, self.meta_batch_size, self.obs_dim, self.action_dim)
         if not self._tasks_set:
             raise RuntimeError("call set_tasks() before collect()")
-        return num_rollouts, phase
+        return num_rollouts, phase, sampling_mode
 
     def _check_open(self) -> None:
         """Raise a RuntimeError if the executor is closed."""

@@ -11,9 +11,9 @@ from meta_policy_search.samplers.executor_base import (
     ExecutorBase,
     check_tasks,
     close_envs,
+    collect_paths,
     set_env_tasks,
 )
-from meta_policy_search.samplers.rollout import collect_rollouts
 from meta_policy_search.types import PathBatch, Task
 
 
@@ -26,7 +26,8 @@ class MetaIterativeEnvExecutor(ExecutorBase):
     """Run every task's environment copies in this process, one policy call per time step.
 
     Each of the ``meta_batch_size`` tasks gets ``envs_per_task`` copies of ``env``; see
-    :mod:`meta_policy_search.samplers.rollout` for how episodes are collected and seeded.
+    :mod:`meta_policy_search.samplers.rollout` and
+    :mod:`meta_policy_search.samplers.budget_rollout` for how episodes are collected and seeded.
 
     Args:
         env: the :class:`~meta_policy_search.envs.MetaEnv` to copy (it is not stepped itself).
@@ -67,23 +68,35 @@ class MetaIterativeEnvExecutor(ExecutorBase):
         set_env_tasks(self.envs, check_tasks(tasks, self.meta_batch_size))
         self._tasks_set = True
 
-    def collect(self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int) -> PathBatch:
-        """Collect ``num_rollouts`` episodes for every task.
+    def collect(
+        self,
+        policy: NumpyGaussianMLP,
+        num_rollouts: int,
+        phase: int,
+        sampling_mode: str = "rollouts",
+    ) -> PathBatch:
+        """Collect ``num_rollouts`` episodes (or ``num_rollouts x H`` steps) for every task.
 
         Args:
             policy: per-task policies, ``num_tasks == meta_batch_size``.
-            num_rollouts: ``R``, episodes per task.
+            num_rollouts: ``R``, episodes per task, or the per-task budget in units of ``H``.
             phase: sampling-phase counter (``>= 0``) that, with the seed, fixes the randomness.
+            sampling_mode: ``'rollouts'`` (exactly ``R`` episodes per task) or ``'budget'``
+                (complete episodes until each task holds ``R x H`` real steps).
 
         Returns:
-            A :class:`PathBatch` ``[T, R, H, ...]``.
+            A :class:`PathBatch` ``[T, N, H, ...]``: ``N = R`` in ``'rollouts'`` mode, a ladder
+            size (:func:`~meta_policy_search.samplers.budget_rollout.episode_bucket`) in
+            ``'budget'`` mode.
 
         Raises:
-            ValueError: on a mismatched policy or bad sizes.
+            ValueError: on a mismatched policy, bad sizes or an unknown ``sampling_mode``.
             RuntimeError: if :meth:`set_tasks` was never called or the executor is closed.
         """
-        num_rollouts, phase = self._check_collect_args(policy, num_rollouts, phase)
-        return collect_rollouts(
+        num_rollouts, phase, sampling_mode = self._check_collect_args(
+            policy, num_rollouts, phase, sampling_mode
+        )
+        return collect_paths(
             self.envs,
             policy,
             range(self.meta_batch_size),
@@ -91,6 +104,7 @@ class MetaIterativeEnvExecutor(ExecutorBase):
             self.max_path_length,
             self.seed,
             phase,
+            sampling_mode,
         )
 
     def close(self) -> None:

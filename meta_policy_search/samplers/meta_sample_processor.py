@@ -164,12 +164,13 @@ class MetaSampleProcessor:
     def _path_statistics(
         self, paths: PathBatch, returns: np.ndarray, log_prefix: str
     ) -> dict[str, float]:
-        """The original ProMP's episode statistics over all ``T * R`` episodes."""
-        mask = np.asarray(paths.mask, dtype=np.float64)
-        rewards = np.where(mask > 0, np.asarray(paths.rewards, dtype=np.float64), 0.0)
-        undiscounted = np.sum(rewards, axis=-1)
-        undiscounted = undiscounted.reshape(-1)
-        discounted = np.asarray(returns, dtype=np.float64)[..., 0].reshape(-1)
+        """The original ProMP's episode statistics over the real episodes of all tasks.
+
+        Whole padded episodes (``'budget'`` sampling mode) are left out.
+        """
+        real = paths.episode_mask
+        undiscounted = paths.episode_returns[real]
+        discounted = np.asarray(returns, dtype=np.float64)[..., 0][real]
         return {
             log_prefix + "AverageDiscountedReturn": float(np.mean(discounted)),
             log_prefix + "AverageReturn": float(np.mean(undiscounted)),

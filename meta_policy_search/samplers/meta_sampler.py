@@ -6,11 +6,17 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from meta_policy_search.envs.base import check_positive_int
 from meta_policy_search.samplers.executor_base import check_tasks
 from meta_policy_search.samplers.iterative_executor import MetaIterativeEnvExecutor
 from meta_policy_search.samplers.parallel_executor import MetaParallelEnvExecutor
-from meta_policy_search.samplers.rollout import check_non_negative_int, space_dim
+from meta_policy_search.samplers.rollout import (
+    check_non_negative_int,
+    check_sampling_mode,
+    space_dim,
+)
 from meta_policy_search.types import PathBatch, Task
 
 EXECUTORS = ("iterative", "parallel", "ray")
@@ -42,17 +48,39 @@ def resolve_executor(executor: str | None, parallel: bool | None) -> str:
 
 
 class MetaSampler:
-    """Collect ``rollouts_per_meta_task`` episodes for each of ``meta_batch_size`` tasks.
+    """Collect episodes for each of ``meta_batch_size`` tasks, in one of two sampling modes.
 
     Usage per meta-iteration (see ``design.md`` section 1)::
 
         sampler.update_tasks()                  # new meta-batch of tasks
         for step in range(num_inner_grad_steps + 1):
-            paths = sampler.obtain_samples()    # PathBatch [T, R, H, ...] for the current policy
+            paths = sampler.obtain_samples()    # PathBatch [T, N, H, ...] for the current policy
 
     Every call of :meth:`obtain_samples` is one *sampling phase*; the phase counter and the root
-    ``seed`` fix all episode randomness, so a run is reproducible and the iterative and parallel
-    executors return the same arrays.
+    ``seed`` fix all episode randomness, so a run is reproducible and the iterative, parallel
+    and Ray executors return the same arrays.
+
+    Sampling modes (``R = rollouts_per_meta_task``, ``H = max_path_length``):
+
+    * ``'rollouts'``: exactly ``R`` episodes per task, ``N = R``.
+    * ``'budget'``: the original ProMP sampler's budget. Per task, episodes ``0, 1, 2, ...``
+      (the same episodes as in ``'rollouts'`` mode for the same seed) are collected until the
+      shortest prefix of them holding ``>= R x H`` real steps is complete; later episodes are
+      dropped. A task whose episodes terminate early therefore gets more, shorter episodes
+      instead of fewer samples; without early termination the result equals the
+      ``'rollouts'`` mode's bit for bit. ``N`` is the largest episode count over the tasks
+      rounded up to a fixed ladder (``R x {1, 1.25, 1.5, 1.75, 2, 2.5, ...}``, see
+      :func:`~meta_policy_search.samplers.budget_rollout.episode_bucket`); tasks with fewer
+      episodes end in whole padded episodes (mask 0). Use
+      :attr:`~meta_policy_search.types.PathBatch.episode_mask` to tell real episodes.
+
+      **A deliberate difference from the original:** its budget was global (all tasks
+      together, ``meta_batch_size x R x H`` steps, envs running in lockstep), so one task's
+      short episodes shifted the others' share. Here each task has its own budget of
+      ``R x H`` steps, so workers never synchronise per step and the result does not depend
+      on the executor, the split of tasks over workers or ``envs_per_task``. With
+      ``envs_per_task < R`` an env may start episodes that turn out unneeded; they are
+      stopped and dropped (extra env steps, not extra data).
 
     Args:
         env: the :class:`~meta_policy_search.envs.MetaEnv` (possibly wrapped in ``normalize``);
@@ -60,11 +88,13 @@ class MetaSampler:
         policy: a meta-policy with ``get_sampling_policy() -> NumpyGaussianMLP``; if it has
             ``obs_dim``, ``action_dim`` or ``meta_batch_size`` attributes they are checked
             against the env and the sampler.
-        rollouts_per_meta_task: ``R``, episodes per task and phase.
+        rollouts_per_meta_task: ``R``, episodes per task and phase (``'budget'`` mode: each
+            task's budget is ``R x H`` real steps).
         meta_batch_size: ``T``, tasks per meta-batch.
         max_path_length: ``H``, steps per episode at most.
         envs_per_task: env copies per task (``None`` means ``R``: one wave); ``R`` episodes take
-            ``ceil(R / envs_per_task)`` waves.
+            ``ceil(R / envs_per_task)`` waves (``'budget'`` mode: each copy runs episodes back
+            to back).
         parallel: use :class:`MetaParallelEnvExecutor` instead of
             :class:`MetaIterativeEnvExecutor` (the older switch; ``executor`` says the same).
             ``None`` means False unless ``executor`` is given.
@@ -82,12 +112,14 @@ class MetaSampler:
         timeout: seconds a sampling phase may wait for worker processes or Ray actors before
             they are presumed hung and a RuntimeError is raised (``None``: no limit; a worker
             that *dies* is always detected at once). Ignored by the iterative executor.
+        sampling_mode: ``'rollouts'`` or ``'budget'`` (see above).
 
     Raises:
         ValueError: on non-positive sizes, ``envs_per_task > rollouts_per_meta_task``, a
-            policy whose sizes do not match the env, an unknown ``executor`` or one that
-            contradicts ``parallel`` (``parallel=True`` with ``'iterative'``, ``parallel=False``
-            with ``'parallel'`` or ``'ray'``).
+            policy whose sizes do not match the env, an unknown ``sampling_mode`` or
+            ``executor``, or an ``executor`` that contradicts ``parallel``
+            (``parallel=True`` with ``'iterative'``, ``parallel=False`` with ``'parallel'`` or
+            ``'ray'``).
         ImportError: for ``executor='ray'`` without Ray installed.
     """
 
@@ -105,7 +137,9 @@ class MetaSampler:
         executor: str | None = None,
         ray_address: str | None = None,
         timeout: float | None = None,
+        sampling_mode: str = "rollouts",
     ) -> None:
+        self.sampling_mode = check_sampling_mode(sampling_mode)
         self.rollouts_per_meta_task = check_positive_int(
             "rollouts_per_meta_task", rollouts_per_meta_task
         )
@@ -163,6 +197,15 @@ class MetaSampler:
         return self._tasks
 
     @property
+    def nominal_timesteps_per_phase(self) -> int:
+        """``meta_batch_size x rollouts_per_meta_task x max_path_length``.
+
+        The original's step count of one sampling phase (its budget), in both sampling modes;
+        the Trainer's ``n_timesteps`` (the paper's x-axis) adds it up.
+        """
+        return self.meta_batch_size * self.rollouts_per_meta_task * self.max_path_length
+
+    @property
     def phase(self) -> int:
         """Number of sampling phases run so far (the next phase's index)."""
         return self._phase
@@ -196,11 +239,14 @@ class MetaSampler:
         """Run one sampling phase with the policy's current (per-task) parameters.
 
         Args:
-            log: log the wall time of the phase as ``log_prefix + 'Time-EnvExec'``.
+            log: log the wall time of the phase as ``log_prefix + 'Time-EnvExec'`` and the mean
+                number of real episodes per task as ``log_prefix + 'EpisodesPerTask'``.
             log_prefix: prefix of logged keys, e.g. ``'Step_0-'``.
 
         Returns:
-            A :class:`PathBatch` ``[meta_batch_size, rollouts_per_meta_task, max_path_length]``.
+            A :class:`PathBatch` ``[meta_batch_size, N, max_path_length]`` with
+            ``N = rollouts_per_meta_task`` in ``'rollouts'`` mode and a ladder size ``>= R`` in
+            ``'budget'`` mode.
 
         Raises:
             RuntimeError: if :meth:`update_tasks` was never called, or from the executor.
@@ -209,7 +255,9 @@ class MetaSampler:
             raise RuntimeError("call update_tasks() before obtain_samples()")
         sampling_policy = self.policy.get_sampling_policy()
         start = time.perf_counter()
-        paths = self.executor.collect(sampling_policy, self.rollouts_per_meta_task, self._phase)
+        paths = self.executor.collect(
+            sampling_policy, self.rollouts_per_meta_task, self._phase, self.sampling_mode
+        )
         elapsed = time.perf_counter() - start
         self._phase += 1
         self.total_timesteps_sampled += paths.num_env_steps
@@ -217,6 +265,7 @@ class MetaSampler:
             from meta_policy_search.utils import logger  # lazy: keeps this module light
 
             logger.logkv(log_prefix + "Time-EnvExec", elapsed)
+            logger.logkv(log_prefix + "EpisodesPerTask", float(np.mean(paths.episodes_per_task)))
         return paths
 
     def get_state(self) -> dict[str, Any]:

@@ -5,7 +5,9 @@ faster than a single process (the IPC eats the second core). Here the parent sen
 its tasks' numpy policy parameters once per sampling phase; the worker runs the same rollout loop
 as :class:`~meta_policy_search.samplers.MetaIterativeEnvExecutor` and returns finished, padded
 arrays. Episode randomness depends only on ``(seed, phase, task, rollout)``, so the result is
-identical to the iterative executor's for any number of workers.
+identical to the iterative executor's for any number of workers. In the ``'budget'`` sampling
+mode each worker pads its episode axis to its own bucket and the parent pads all to the largest
+(the bucket of the largest episode count), as the iterative executor does.
 
 Workers are started with the ``'spawn'`` method: the parent usually has TensorFlow loaded, which
 must not be forked, and workers import only numpy, gymnasium and the envs. A training script
@@ -35,11 +37,12 @@ from meta_policy_search.samplers.executor_base import (
     check_tasks,
     check_timeout,
     close_envs,
+    collect_paths,
     process_info,
     set_env_tasks,
     split_task_blocks,
 )
-from meta_policy_search.samplers.rollout import collect_rollouts, concatenate_paths
+from meta_policy_search.samplers.rollout import concatenate_paths
 from meta_policy_search.types import PathBatch, Task
 
 
@@ -94,8 +97,8 @@ def _worker_loop(
                 set_env_tasks(envs, payload)
                 result = None
             elif command == "collect":
-                policy, num_rollouts, phase = payload
-                result = collect_rollouts(
+                policy, num_rollouts, phase, sampling_mode = payload
+                result = collect_paths(
                     envs,
                     policy,
                     range(task_start, task_stop),
@@ -103,6 +106,7 @@ def _worker_loop(
                     max_path_length,
                     seed,
                     phase,
+                    sampling_mode,
                 )
             elif command == "info":
                 result = process_info()
@@ -294,27 +298,39 @@ class MetaParallelEnvExecutor(ExecutorBase):
         self._gather()
         self._tasks_set = True
 
-    def collect(self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int) -> PathBatch:
-        """Collect ``num_rollouts`` episodes for every task across the workers.
+    def collect(
+        self,
+        policy: NumpyGaussianMLP,
+        num_rollouts: int,
+        phase: int,
+        sampling_mode: str = "rollouts",
+    ) -> PathBatch:
+        """Collect ``num_rollouts`` episodes (or ``num_rollouts x H`` steps) for every task.
 
         Args:
             policy: per-task policies, ``num_tasks == meta_batch_size``; worker ``k`` receives
                 only the parameters of its tasks.
-            num_rollouts: ``R``, episodes per task.
+            num_rollouts: ``R``, episodes per task, or the per-task budget in units of ``H``.
             phase: sampling-phase counter (``>= 0``) that, with the seed, fixes the randomness.
+            sampling_mode: ``'rollouts'`` or ``'budget'`` (see
+                :meth:`MetaIterativeEnvExecutor.collect
+                <meta_policy_search.samplers.MetaIterativeEnvExecutor.collect>`).
 
         Returns:
-            A :class:`PathBatch` ``[T, R, H, ...]``, identical to the iterative executor's.
+            A :class:`PathBatch` ``[T, N, H, ...]``, identical to the iterative executor's.
 
         Raises:
-            ValueError: on a mismatched policy or bad sizes (or re-raised from a worker).
+            ValueError: on a mismatched policy, bad sizes or an unknown ``sampling_mode`` (or
+                re-raised from a worker).
             RuntimeError: if a worker died, :meth:`set_tasks` was never called or the executor is
                 closed.
         """
-        num_rollouts, phase = self._check_collect_args(policy, num_rollouts, phase)
+        num_rollouts, phase, sampling_mode = self._check_collect_args(
+            policy, num_rollouts, phase, sampling_mode
+        )
         self._send(
             [
-                ("collect", (policy.task_slice(start, stop), num_rollouts, phase))
+                ("collect", (policy.task_slice(start, stop), num_rollouts, phase, sampling_mode))
                 for start, stop in self.task_blocks
             ]
         )

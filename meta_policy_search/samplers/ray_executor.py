@@ -4,10 +4,12 @@ The multi-machine version of :class:`~meta_policy_search.samplers.MetaParallelEn
 (``design.md`` section 7): a Ray actor call costs about a millisecond, far too much per env step,
 so an actor owns all env copies of its tasks and whole rollouts. Once per sampling phase the
 driver puts each actor's numpy policy slice into the object store and every actor runs the same
-rollout loop (:func:`~meta_policy_search.samplers.rollout.collect_rollouts`) and returns finished,
-padded arrays. Episode randomness depends only on ``(seed, phase, task, rollout)``, so the result
-is identical to :class:`~meta_policy_search.samplers.MetaIterativeEnvExecutor`'s for any number
-of actors or machines.
+rollout loop (:func:`~meta_policy_search.samplers.executor_base.collect_paths`) and returns
+finished, padded arrays (in the ``'budget'`` mode padded to the actor's own episode bucket; the
+driver pads all to the largest). Episode randomness depends only on ``(seed, phase, task,
+rollout)``, so the result is identical to
+:class:`~meta_policy_search.samplers.MetaIterativeEnvExecutor`'s for any number of actors or
+machines.
 
 Ray is an optional dependency (``pip install meta_policy_search[ray]``) and is imported only
 when an executor is built. Actors import this module, numpy, gymnasium and the envs, never
@@ -30,11 +32,12 @@ from meta_policy_search.samplers.executor_base import (
     check_num_workers,
     check_tasks,
     check_timeout,
+    collect_paths,
     process_info,
     set_env_tasks,
     split_task_blocks,
 )
-from meta_policy_search.samplers.rollout import collect_rollouts, concatenate_paths
+from meta_policy_search.samplers.rollout import concatenate_paths
 from meta_policy_search.types import PathBatch, Task
 
 _POLL_SECONDS = 0.5
@@ -117,11 +120,13 @@ class RolloutActor:
         """Set local task ``t`` on every env copy of task ``t``."""
         set_env_tasks(self.envs, tasks)
 
-    def collect(self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int) -> PathBatch:
-        """Run :func:`collect_rollouts` on this actor's tasks; returns ``[T_local, R, H, ...]``."""
-        return collect_rollouts(
+    def collect(
+        self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int, sampling_mode: str
+    ) -> PathBatch:
+        """Run :func:`collect_paths` on this actor's tasks; returns ``[T_local, N, H, ...]``."""
+        return collect_paths(
             self.envs, policy, self.task_indices, num_rollouts, self.max_path_length, self.seed,
-            phase,
+            phase, sampling_mode,
         )
 
     def info(self) -> dict[str, Any]:
@@ -278,28 +283,40 @@ class MetaRayEnvExecutor(ExecutorBase):
         self._gather(refs, "set_tasks", self.timeout)
         self._tasks_set = True
 
-    def collect(self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int) -> PathBatch:
-        """Collect ``num_rollouts`` episodes for every task across the actors.
+    def collect(
+        self,
+        policy: NumpyGaussianMLP,
+        num_rollouts: int,
+        phase: int,
+        sampling_mode: str = "rollouts",
+    ) -> PathBatch:
+        """Collect ``num_rollouts`` episodes (or ``num_rollouts x H`` steps) for every task.
 
         Args:
             policy: per-task policies, ``num_tasks == meta_batch_size``; each actor's slice
                 is put into the object store once and fetched only by that actor.
-            num_rollouts: ``R``, episodes per task.
+            num_rollouts: ``R``, episodes per task, or the per-task budget in units of ``H``.
             phase: sampling-phase counter (``>= 0``) that, with the seed, fixes the randomness.
+            sampling_mode: ``'rollouts'`` or ``'budget'`` (see
+                :meth:`MetaIterativeEnvExecutor.collect
+                <meta_policy_search.samplers.MetaIterativeEnvExecutor.collect>`).
 
         Returns:
-            A :class:`PathBatch` ``[T, R, H, ...]`` of writable arrays, identical to the
+            A :class:`PathBatch` ``[T, N, H, ...]`` of writable arrays, identical to the
             iterative executor's.
 
         Raises:
-            ValueError: on a mismatched policy or bad sizes (or re-raised from an actor).
+            ValueError: on a mismatched policy, bad sizes or an unknown ``sampling_mode`` (or
+                re-raised from an actor).
             RuntimeError: if an actor died, the ``timeout`` passed, :meth:`set_tasks` was never
                 called or the executor is closed.
         """
-        num_rollouts, phase = self._check_collect_args(policy, num_rollouts, phase)
+        num_rollouts, phase, sampling_mode = self._check_collect_args(
+            policy, num_rollouts, phase, sampling_mode
+        )
         refs = [
             actor.collect.remote(self._ray.put(policy.task_slice(start, stop)), num_rollouts,
-                                 phase)
+                                 phase, sampling_mode)
             for actor, (start, stop) in zip(self._actors, self.task_blocks)
         ]
         batches = self._gather(refs, "collect", self.timeout)

@@ -1,5 +1,8 @@
 """The rollout loop shared by every executor: whole padded episodes for a block of tasks.
 
+This module holds the ``'rollouts'`` sampling mode (exactly ``R`` episodes per task) and what
+both modes share; the ``'budget'`` mode is in :mod:`meta_policy_search.samplers.budget_rollout`.
+
 An executor owns ``envs_per_task`` (``E``) environment copies per task. To collect ``R``
 episodes per task it runs ``ceil(R / E)`` *waves*; in a wave, the first ``min(E, R - r0)`` envs
 of every task step in lockstep for at most ``H`` steps. Each time step costs one batched policy
@@ -27,6 +30,19 @@ from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.types import PathBatch
 
 _RESET_SEED_BOUND = 2**31 - 1
+
+SAMPLING_MODES = ("rollouts", "budget")
+"""Names accepted as ``sampling_mode``: exactly ``R`` episodes per task, or the original's step
+budget of ``R x H`` real steps per task (see :mod:`meta_policy_search.samplers.budget_rollout`)."""
+
+
+def check_sampling_mode(sampling_mode: object) -> str:
+    """Return ``sampling_mode`` if it is one of :data:`SAMPLING_MODES`, else raise a ValueError."""
+    if sampling_mode not in SAMPLING_MODES:
+        raise ValueError(
+            f"sampling_mode must be one of {SAMPLING_MODES}, got {sampling_mode!r}"
+        )
+    return str(sampling_mode)
 
 
 def check_non_negative_int(name: str, value: object) -> int:
@@ -110,6 +126,59 @@ def _is_scalar_number(value: Any) -> bool:
     return isinstance(value, (numbers.Real, np.bool_)) and not isinstance(value, str)
 
 
+class InfoRecorder:
+    """Stacks the scalar-number entries of per-step env infos into float32 buffers.
+
+    The keys are those of the first recorded info whose values are scalar numbers (other entries
+    are dropped), unless given.
+
+    Args:
+        shape: ``(rows, columns)`` of each buffer, e.g. ``(H, num_envs)``.
+        keys: the keys to record; ``None``: taken from the first recorded info.
+    """
+
+    def __init__(self, shape: tuple[int, int], keys: Sequence[str] | None = None) -> None:
+        self.shape = shape
+        self.buffers: dict[str, np.ndarray] = {}
+        self._items: list[tuple[str, np.ndarray]] | None = None
+        if keys is not None:
+            self._allocate(keys)
+
+    def _allocate(self, keys: Iterable[str]) -> list[tuple[str, np.ndarray]]:
+        self.buffers = {key: np.zeros(self.shape, dtype=np.float32) for key in keys}
+        self._items = list(self.buffers.items())
+        return self._items
+
+    @property
+    def keys(self) -> list[str] | None:
+        """The recorded keys, or ``None`` before the first info."""
+        return None if self._items is None else list(self.buffers)
+
+    def record(self, info: dict[str, Any], row: int, column: int, step: int) -> None:
+        """Store ``info``'s values at ``[row, column]`` of each buffer.
+
+        Args:
+            info: the info dict of one ``env.step``.
+            row: buffer row (e.g. the time step).
+            column: buffer column (e.g. the env).
+            step: the step's index within its episode (for the error message).
+
+        Raises:
+            ValueError: if ``info`` lacks a recorded key.
+        """
+        items = self._items
+        if items is None:
+            items = self._allocate(key for key, value in info.items() if _is_scalar_number(value))
+        try:
+            for key, buffer in items:
+                buffer[row, column] = info[key]
+        except KeyError as err:
+            raise ValueError(
+                f"env info at step {step} lacks key {err}, which earlier steps had: a "
+                "MetaEnv must return the same info keys every step"
+            ) from None
+
+
 def _to_task_major(wave: np.ndarray, num_tasks: int, num_envs: int) -> np.ndarray:
     """``[H, T * e, ...]`` (time-major wave buffer) -> ``[T, e, H, ...]``."""
     horizon = wave.shape[0]
@@ -186,9 +255,7 @@ def collect_rollouts(
         mean_w = np.empty((horizon, n, act_dim), dtype=np.float32)
         log_std_w = np.empty((horizon, n, act_dim), dtype=np.float32)
         rew_w = np.zeros((horizon, n), dtype=np.float32)
-        info_w: list[tuple[str, np.ndarray]] | None = None
-        if info_keys is not None:
-            info_w = [(key, np.zeros((horizon, n), dtype=np.float32)) for key in info_keys]
+        infos = InfoRecorder((horizon, n), info_keys)
         wave_lengths = np.full(n, horizon, dtype=np.int64)
         step_fns = [env.step for env in wave_envs]
         active = list(range(n))
@@ -207,17 +274,7 @@ def collect_rollouts(
                 obs, reward, terminated, truncated, info = step_fns[i](act_h[i])
                 obs_now[i] = obs
                 rew_h[i] = reward
-                if info_w is None:
-                    info_keys = [k for k, v in info.items() if _is_scalar_number(v)]
-                    info_w = [(key, np.zeros((horizon, n), dtype=np.float32)) for key in info_keys]
-                try:
-                    for key, buf in info_w:
-                        buf[h, i] = info[key]
-                except KeyError as err:
-                    raise ValueError(
-                        f"env info at step {h} lacks key {err}, which earlier steps had: a "
-                        "MetaEnv must return the same info keys every step"
-                    ) from None
+                infos.record(info, h, i, h)
                 if terminated or truncated:
                     wave_lengths[i] = h + 1
                 else:
@@ -234,7 +291,8 @@ def collect_rollouts(
         means[:, wave] = _to_task_major(mean_w, num_tasks, e)
         log_stds[:, wave] = _to_task_major(log_std_w, num_tasks, e)
         rewards[:, wave] = _to_task_major(rew_w, num_tasks, e)
-        for key, buf in info_w or []:
+        info_keys = infos.keys
+        for key, buf in infos.buffers.items():
             if key not in env_infos:
                 env_infos[key] = np.zeros(shape, dtype=np.float32)
             env_infos[key][:, wave] = _to_task_major(buf, num_tasks, e)
@@ -256,11 +314,15 @@ def collect_rollouts(
 def concatenate_paths(batches: Sequence[PathBatch]) -> PathBatch:
     """Join path batches of disjoint task blocks along the task axis (in the given order).
 
+    Batches with fewer episodes than the largest (``'budget'`` mode: each worker's episode axis
+    is its own bucket) get whole padded episodes (all zero, mask 0) appended first.
+
     Args:
-        batches: path batches with equal ``R``, ``H`` and info keys.
+        batches: path batches with equal ``H`` and info keys.
 
     Returns:
-        One :class:`PathBatch` whose task axis is the concatenation of the inputs'.
+        One :class:`PathBatch` whose task axis is the concatenation of the inputs' and whose
+        episode axis is the largest of theirs.
 
     Raises:
         ValueError: if the batches' env-info keys differ.
@@ -274,9 +336,21 @@ def concatenate_paths(batches: Sequence[PathBatch]) -> PathBatch:
                 f"workers returned different env_infos keys: {sorted(keys)} vs "
                 f"{sorted(batch.env_infos)}"
             )
+    num_episodes = max(batch.mask.shape[1] for batch in batches)
 
     def cat(arrays: Iterable[np.ndarray]) -> np.ndarray:
-        return np.concatenate(list(arrays), axis=0)
+        parts = list(arrays)
+        if all(part.shape[1] == num_episodes for part in parts):
+            return np.concatenate(parts, axis=0)
+        first = parts[0]
+        out = np.zeros(
+            (sum(len(part) for part in parts), num_episodes) + first.shape[2:], first.dtype
+        )
+        start = 0
+        for array in parts:
+            out[start : start + len(array), : array.shape[1]] = array
+            start += len(array)
+        return out
 
     return PathBatch(
         observations=cat(b.observations for b in batches),

@@ -384,12 +384,23 @@ def build_policy(config: MetaRLConfig, env: Any, seed: int) -> Any:
 
 
 def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any:
-    """A ``MetaSampler`` with the config's batch sizes, horizon and executor settings.
+    """A ``MetaSampler`` with the config's batch sizes, horizon, sampling mode and executor.
 
     ``config.executor``, when set, overrides ``config.parallel`` (a script's default).
+
+    Raises:
+        ConfigError: if ``config.sampling_mode`` is not one of
+            :data:`~meta_policy_search.samplers.rollout.SAMPLING_MODES`.
     """
     from meta_policy_search.samplers import MetaSampler
+    from meta_policy_search.samplers.rollout import SAMPLING_MODES
 
+    if config.sampling_mode not in SAMPLING_MODES:
+        choices = " or ".join(f"--sampling_mode {mode}" for mode in SAMPLING_MODES)
+        raise ConfigError(
+            f"sampling_mode must be one of {SAMPLING_MODES}, got {config.sampling_mode!r}; "
+            f"pass {choices}"
+        )
     if config.executor is None:
         executor, parallel = None, config.parallel
     else:
@@ -406,6 +417,7 @@ def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any
         seed=seed,
         executor=executor,
         ray_address=config.ray_address,
+        sampling_mode=config.sampling_mode,
     )
 
 

@@ -56,7 +56,8 @@ class MetaRLConfig:
     sampling_mode: str = "rollouts"
     """``rollouts``: exactly ``rollouts_per_meta_task`` episodes per task and phase; ``budget``:
     complete episodes until each task holds ``rollouts_per_meta_task x H`` real steps (the
-    original's sampler: early-terminating tasks get more, shorter episodes)."""
+    original's sampler, with a per-task instead of a global budget: early-terminating tasks get
+    more, shorter episodes; see ``MetaSampler``)."""
     envs_per_task: int | None = None
     """Envs stepped together per task; ``None``: one per rollout."""
     parallel: bool = True

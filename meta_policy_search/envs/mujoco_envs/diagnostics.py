@@ -59,12 +59,16 @@ def final_step_values(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def episode_sums(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Undiscounted per-episode sums over real steps.
+    """Undiscounted per-episode sums over real steps, for the real episodes only.
+
+    An episode is real iff its first step is (whole padded episodes, from the sampler's
+    ``'budget'`` mode, are left out).
 
     Returns:
-        ``[T * R]`` sums.
+        ``[num_real_episodes]`` sums.
     """
-    return np.sum(values * mask, axis=-1).reshape(-1)
+    mask = np.asarray(mask)
+    return np.sum(values * mask, axis=-1)[mask[..., 0] > 0]
 
 
 def velocity_diagnostics(paths: PathBatch, prefix: str = "") -> dict[str, float]:
