@@ -4,16 +4,16 @@ Usage::
 
     python experiments/plot.py data/promp data/trpo_maml --output curves.png
     python experiments/plot.py RUN_DIR --keys Step_0-AverageReturn Step_1-AverageReturn
-    python experiments/plot.py data/reproduce --x paper_timesteps --reference
+    python experiments/plot.py data/reproduce --reference
 
 Every ``progress.csv`` below the given directories is a run. Runs whose ``params.json`` agree on
 everything except the seed and the output directory are seeds of one configuration: they are
 averaged row by row (iteration by iteration, truncated to the shortest run) and drawn as a mean
 line with a +-1 std band (population std over seeds). Runs without ``params.json`` form a group
 of their own. One panel per key; the x axis is ``--x`` (default ``n_timesteps``) averaged over
-the seeds. ``--x paper_timesteps`` counts steps as the paper did: ``(Itr + 1)`` times the nominal
-steps per iteration of the run's ``params.json``
-(:func:`meta_policy_search.utils.paper.timesteps_per_iteration`).
+the seeds. ``n_timesteps`` counts environment steps as the paper did (the nominal
+``meta_batch_size x rollouts_per_meta_task x H`` per sampling phase); ``n_timesteps_real`` counts
+the steps actually taken.
 
 ``--reference`` overlays the paper's values (``paper_reference.csv``) for each curve's env and
 algorithm (the paper's legend name of its ``params.json``, see ``algorithms.py``) as points with
@@ -39,14 +39,11 @@ from algorithms import algorithm_for_params
 from meta_policy_search.utils.paper import (
     ReferencePoint,
     load_paper_reference,
-    timesteps_per_iteration,
 )
 
 IGNORED_PARAMS = ("seed", "dump_path")
 """``params.json`` keys that do not distinguish configurations."""
 
-PAPER_X = "paper_timesteps"
-"""Derived x column: environment steps as the paper counted them."""
 
 
 @dataclass
@@ -105,32 +102,11 @@ def find_runs(directories: Sequence[str]) -> list[Run]:
                     with open(params_path, encoding="utf-8") as f:
                         params = json.load(f)
                 columns = read_progress(os.path.join(root, "progress.csv"))
-                if columns and params and "Itr" in columns:
-                    columns[PAPER_X] = paper_timesteps(columns["Itr"], params)
                 if columns:
                     runs.append(Run(root, columns, params))
     if not runs:
         raise ValueError(f"no non-empty progress.csv found below {list(directories)}")
     return sorted(runs, key=lambda run: run.path)
-
-
-def paper_timesteps(itr: np.ndarray, params: dict) -> np.ndarray:
-    """Environment steps after each iteration as the paper counts them.
-
-    Args:
-        itr: the ``Itr`` column (0-based iterations).
-        params: the run's ``params.json``.
-
-    Returns:
-        ``(itr + 1) * timesteps_per_iteration(...)``, NaN if ``params`` lacks a batch size.
-    """
-    try:
-        per_itr = timesteps_per_iteration(
-            params["meta_batch_size"], params["rollouts_per_meta_task"], params["max_path_length"],
-            params["num_inner_grad_steps"])
-    except (KeyError, ValueError):
-        return np.full_like(itr, np.nan)
-    return (itr + 1) * float(per_itr)
 
 
 def reference_points(params: dict, key: str) -> list[ReferencePoint]:
@@ -298,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> str:
     parser.add_argument("--keys", nargs="+", help="progress.csv columns, one panel each "
                         "(default: every Step_k-AverageReturn)")
     parser.add_argument("--x", default="n_timesteps",
-                        help=f"x-axis column, or {PAPER_X} (steps as the paper counted them)")
+                        help="x-axis column (n_timesteps: steps as the paper counted them)")
     parser.add_argument("--reference", action="store_true",
                         help="overlay the paper's values (paper_reference.csv) of each curve's "
                         "env and algorithm")

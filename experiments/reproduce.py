@@ -431,7 +431,7 @@ def draw_comparison(curves: Sequence[Curve], reference: Sequence[ReferencePoint]
             runs = [run for run in curve.runs if curve.metric in run.columns]
             if not runs:
                 continue
-            x, mean, std = plot.aggregate(runs, curve.metric, plot.PAPER_X)
+            x, mean, std = plot.aggregate(runs, curve.metric, "n_timesteps")
             line = ax.plot(x, mean, label=f"{curve.algo.legend} (n={len(runs)})")[0]
             ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.25)
             plot.draw_reference(ax, matching_reference(reference, curve), line.get_color())
@@ -472,7 +472,7 @@ def ours_at(curve: Curve, timesteps: float) -> tuple[float, float, int] | None:
     """
     values = []
     for run in curve.runs:
-        x, y = run.columns[plot.PAPER_X], run.columns.get(curve.metric)
+        x, y = run.columns["n_timesteps"], run.columns.get(curve.metric)
         if y is None or not len(x) or np.nanmax(x) < timesteps:
             continue
         values.append(float(np.interp(timesteps, x, y)))

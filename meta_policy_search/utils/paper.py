@@ -142,8 +142,8 @@ def timesteps_per_iteration(
 
     ``meta_batch_size x rollouts_per_meta_task x H`` per sampling phase, one phase before each
     inner step and one after the last: ``(num_inner_grad_steps + 1)`` phases. (The original's
-    ``n_timesteps`` grew by this nominal amount; this package's ``n_timesteps`` column counts the
-    steps actually taken, which differ when episodes end early or the budget sampler overshoots.)
+    ``n_timesteps`` grew by this nominal amount, and so does this package's; ``n_timesteps_real``
+    counts the steps actually taken.)
 
     Returns:
         The product, a positive int.
