@@ -61,9 +61,10 @@ def test_dice_first_and_second_derivatives_match_analytic_in_expectation():
             loss = objectives.dice_objective(log_likelihood, log_likelihood, rewards, mask)[0]
         gradient = inner.gradient(loss, theta)
     hessian = outer.gradient(gradient, theta)
-    assert abs(-float(loss) - (theta0 + theta0**2)) < 0.02
-    assert abs(-float(gradient) - (1 + 2 * theta0)) < 0.03
-    assert abs(-float(hessian) - 2.0) < 0.08
+    # The loss is a mean over the N x H entries, so -H * loss estimates J (H = 2 steps).
+    assert abs(-2 * float(loss) - (theta0 + theta0**2)) < 0.02
+    assert abs(-2 * float(gradient) - (1 + 2 * theta0)) < 0.03
+    assert abs(-2 * float(hessian) - 2.0) < 0.08
     # Without the cumulative box (each reward credited only to its own action) J' is biased.
     with tf.GradientTape() as tape:
         log_likelihood = -0.5 * (actions - theta) ** 2
