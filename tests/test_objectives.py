@@ -1,9 +1,10 @@
 """Objectives against closed forms, DiCE against analytic derivatives, ProMP's rules."""
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
-from meta_policy_search.meta_algos import ProMP, objectives
+from meta_policy_search.meta_algos import TRPOMAML, VPGMAML, ProMP, objectives
 from meta_policy_search.policies import DiagonalGaussian, MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
 
@@ -123,3 +124,11 @@ def test_promp_anneals_clip_range():
     algo.optimize_policy(samples, log=False)
     algo.optimize_policy(samples, log=False)
     np.testing.assert_allclose(algo.current_clip_eps.numpy(), 0.3 * 0.25, rtol=1e-6)
+
+
+def test_exploration_type_is_checked():
+    policy = MetaGaussianMLPPolicy(2, 2, 1, hidden_sizes=(4,), seed=0)
+    with pytest.raises(ValueError, match="exploration_type"):
+        VPGMAML(policy, meta_batch_size=2, exploration=True, exploration_type="stadie")
+    with pytest.raises(ValueError, match="exploration_type"):
+        TRPOMAML(policy, meta_batch_size=2, exploration=True, exploration_type="paper")

@@ -8,9 +8,10 @@ task, a whole padded episode (the budget sampler's layout); padded steps hold ga
 """
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
-from meta_policy_search.meta_algos import DICEMAML
+from meta_policy_search.meta_algos import DICEMAML, VPGMAML
 from meta_policy_search.policies import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
 
@@ -174,3 +175,71 @@ def test_dice_inner_loss_and_gradient_match_the_original():
 
         np.testing.assert_allclose(losses[task], reference(params), rtol=1e-10)
         assert_gradients_close(grads[task], finite_difference(reference, params))
+
+
+# ---------------------------------------------------------------------------- E-MAML
+def original_exploration_terms(params, pre_samples, post_samples):
+    """trpo_maml.py / vpg_maml.py with exploration: per task
+    ``-reduce_mean(adj_avg_rewards) * reduce_mean(log_likelihood_initial)``, with
+    meta_sample_processor.py's ``adj_avg_rewards`` of the last step's samples."""
+    post_paths = [paths_of_task(post_samples, t) for t in range(T)]
+    all_rewards = np.concatenate([p["rewards"] for paths in post_paths for p in paths])
+    mean, std = np.mean(all_rewards), np.std(all_rewards)
+    terms = []
+    for task in range(T):
+        rewards = np.concatenate([p["rewards"] for p in post_paths[task]])
+        adj_avg_rewards = (rewards - mean) / (std + 1e-8)
+        pre_paths = paths_of_task(pre_samples, task)
+        obs = np.concatenate([p["observations"] for p in pre_paths])
+        actions = np.concatenate([p["actions"] for p in pre_paths])
+        log_likelihood = np_log_likelihood(actions, *np_forward(params, obs))
+        terms.append(-np.mean(adj_avg_rewards) * np.mean(log_likelihood))
+    return np.array(terms)
+
+
+def emaml_paper_terms(params, pre_samples, post_samples):
+    """The trajectory form, one inner step: -mean_n[sum_h log pi] * (J_t - mean_{t' != t} J_t')."""
+    returns = np.array([
+        np.mean([p["rewards"].sum() for p in paths_of_task(post_samples, t)]) for t in range(T)
+    ])
+    terms = []
+    for task in range(T):
+        baseline = np.mean(np.delete(returns, task))
+        trajectory_log_likelihoods = [
+            np.sum(np_log_likelihood(p["actions"], *np_forward(params, p["observations"])))
+            for p in paths_of_task(pre_samples, task)
+        ]
+        terms.append(-np.mean(trajectory_log_likelihoods) * (returns[task] - baseline))
+    return np.array(terms)
+
+
+@pytest.mark.parametrize(
+    ("exploration_type", "num_inner_grad_steps"), [("original", 1), ("original", 2), ("emaml_paper", 1)]
+)
+def test_emaml_term_and_gradient_match_reference(exploration_type, num_inner_grad_steps):
+    rng = np.random.default_rng(1)
+    policy = make_policy()
+    params = shared_params(policy)
+    samples = [make_batch(rng, params, perturb=0.1) for _ in range(num_inner_grad_steps + 1)]
+    post = samples[-1]  # rewards with a non-zero mean, so that the standardization matters
+    samples[-1] = SampleBatch(**{**post.__dict__, "rewards": 3.0 * post.rewards + 2.0 * post.mask})
+    algo = VPGMAML(policy, 0.3, T, num_inner_grad_steps, inner_type="log_likelihood", exploration=True,
+                   exploration_type=exploration_type)
+    batches = tuple(algo.to_tensors(s) for s in samples)
+
+    def loss_fn():
+        return algo.exploration_loss(algo.adapted_params(batches[:-1]), batches)
+
+    reference_fn = original_exploration_terms if exploration_type == "original" else emaml_paper_terms
+    expected = reference_fn(params, samples[0], samples[-1])
+    np.testing.assert_allclose(loss_fn().numpy(), expected, rtol=1e-10)
+    grads = tf_task_gradients(policy, loss_fn)
+    for task in range(T):
+        assert_gradients_close(
+            grads[task],
+            finite_difference(lambda p, task=task: reference_fn(p, samples[0], samples[-1])[task], params),
+        )
+    # In the meta-loss the term is added to each task's surrogate, then averaged over tasks.
+    with_term = float(algo.surrogate_meta_loss(batches, exploration=True))
+    without_term = float(algo.surrogate_meta_loss(batches, exploration=False))
+    np.testing.assert_allclose(with_term - without_term, np.mean(expected), rtol=1e-9)

@@ -154,16 +154,67 @@ def clipped_surrogate_objective(
     return -masked_task_mean(tf.minimum(ratio * advantages, clipped * advantages), mask)
 
 
-def pre_update_exploration_objective(
+def meta_batch_standardized_rewards(rewards: tf.Tensor, mask: tf.Tensor, eps: float = 1e-8) -> tf.Tensor:
+    """Rewards standardized over the real steps of all tasks: ``(r - mean) / (std + eps)``.
+
+    The original ProMP's ``adj_avg_rewards`` (``MetaSampleProcessor``), with the mean and the
+    population standard deviation over every real step of the meta-batch.
+
+    Args:
+        rewards: ``[T, R, H]``.
+        mask: ``[T, R, H]``, 1 for real steps.
+        eps: added to the standard deviation.
+
+    Returns:
+        ``[T, R, H]`` standardized rewards, 0 on padding.
+    """
+    count = tf.maximum(tf.reduce_sum(mask), tf.ones([], mask.dtype))
+    mean = tf.reduce_sum(rewards * mask) / count
+    std = tf.sqrt(tf.reduce_sum(tf.square(rewards - mean) * mask) / count)
+    return (rewards - mean) / (std + eps) * mask
+
+
+def exploration_objective(
+    pre_update_log_likelihood: tf.Tensor,
+    pre_update_mask: tf.Tensor,
+    post_update_rewards: tf.Tensor,
+    post_update_mask: tf.Tensor,
+) -> tf.Tensor:
+    """E-MAML's pre-update sampling term as the original ProMP code computed it.
+
+    ``L_t = -mean_h[ adj_t,h ] * mean_h[ log pi_theta(a_h|s_h) ]`` with the first mean over the
+    real post-update steps of task ``t``, ``adj`` the post-update rewards standardized over the
+    whole meta-batch (:func:`meta_batch_standardized_rewards`, held constant), and the second
+    mean over the real pre-update (step 0) steps of task ``t``: the task's standardized
+    post-update reward credited to every pre-update action (Stadie et al., "Some considerations
+    on learning to explore via meta-reinforcement learning", 2018; Al-Shedivat et al. 2018).
+
+    Args:
+        pre_update_log_likelihood: ``[T, R, H]`` log-probabilities of the step-0 actions under
+            the differentiated pre-update parameters.
+        pre_update_mask: ``[T, R, H]``.
+        post_update_rewards: ``[T, R', H]`` rewards of the last (post-update) batch.
+        post_update_mask: ``[T, R', H]``.
+
+    Returns:
+        ``[T]`` per-task losses.
+    """
+    adjusted = tf.stop_gradient(meta_batch_standardized_rewards(post_update_rewards, post_update_mask))
+    return -masked_task_mean(adjusted, post_update_mask) * masked_task_mean(
+        pre_update_log_likelihood, pre_update_mask
+    )
+
+
+def paper_exploration_objective(
     pre_update_log_likelihood: tf.Tensor, pre_update_mask: tf.Tensor, post_update_returns: tf.Tensor
 ) -> tf.Tensor:
-    """E-MAML's term that credits the pre-update sampling distribution with post-update return.
+    """E-MAML's term in the paper's trajectory form, with a leave-one-out baseline.
 
-    ``L_t = -mean_rollouts[ sum_h log pi(a_h|s_h) ] * stop_gradient(J_t - b_t)``: a score-function
-    estimate of how the pre-update policy's exploration changes the return ``J_t`` reached after
-    adaptation (Al-Shedivat et al. 2018; Stadie et al., "Some considerations on learning to
-    explore via meta-RL", 2018). ``b_t`` is the mean of the *other* tasks' ``J`` (leave-one-out,
-    so the baseline adds no bias); with a single task it is 0.
+    ``L_t = -mean_rollouts[ sum_h log pi(a_h|s_h) ] * stop_gradient(J_t - b_t)``: a
+    score-function estimate of how the pre-update policy's exploration changes the return
+    ``J_t`` reached after adaptation (Stadie et al., "Some considerations on learning to explore
+    via meta-RL", 2018; Al-Shedivat et al. 2018). ``b_t`` is the mean of the *other* tasks' ``J``
+    (leave-one-out, so the baseline adds no bias); with a single task it is 0.
 
     Args:
         pre_update_log_likelihood: ``[T, R, H]`` log-probabilities of the pre-update actions.
@@ -179,4 +230,4 @@ def pre_update_exploration_objective(
     )
     centred = tf.stop_gradient(post_update_returns - tf.where(num_tasks > 1.0, others, 0.0))
     trajectory_log_likelihood = tf.reduce_sum(pre_update_log_likelihood * pre_update_mask, axis=-1)
-    return -tf.reduce_mean(trajectory_log_likelihood, axis=-1) * centred
+    return -real_episode_mean(trajectory_log_likelihood, pre_update_mask) * centred
