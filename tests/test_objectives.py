@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from meta_policy_search.meta_algos import TRPOMAML, VPGMAML, ProMP, objectives
+from meta_policy_search.meta_algos import DICEMAML, TRPOMAML, VPGMAML, ProMP, objectives
 from meta_policy_search.policies import DiagonalGaussian, MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
 
@@ -124,6 +124,23 @@ def test_promp_anneals_clip_range():
     algo.optimize_policy(samples, log=False)
     algo.optimize_policy(samples, log=False)
     np.testing.assert_allclose(algo.current_clip_eps.numpy(), 0.3 * 0.25, rtol=1e-6)
+
+
+def test_dice_without_adjusted_rewards_raises_instead_of_a_zero_loss():
+    rng = np.random.default_rng(3)
+    policy = MetaGaussianMLPPolicy(2, 2, 1, hidden_sizes=(4,), seed=0)
+    samples = _fresh_samples(policy, rng)  # adjusted_rewards=None, as MetaSampleProcessor's
+    for algo in (TRPOMAML(policy, meta_batch_size=2, inner_type="dice"),
+                 VPGMAML(policy, meta_batch_size=2, inner_type="dice"),
+                 DICEMAML(policy, meta_batch_size=2, max_path_length=4)):
+        assert algo.needs_adjusted_rewards
+        with pytest.raises(ValueError, match="DiceSampleProcessor"):
+            algo._adapt(samples)
+        with pytest.raises(ValueError, match="DiceSampleProcessor"):
+            algo.optimize_policy([samples, samples], log=False)
+    lvc = VPGMAML(policy, meta_batch_size=2, inner_type="likelihood_ratio")
+    assert not lvc.needs_adjusted_rewards
+    np.testing.assert_array_equal(lvc.to_tensors(samples).adjusted_rewards.numpy(), 0.0)
 
 
 def test_exploration_type_is_checked():

@@ -107,6 +107,16 @@ class MAMLAlgo(tf.Module):
             self._adapt_step, reduce_retracing=True, jit_compile=self.jit_compile
         )
 
+    @property
+    def needs_adjusted_rewards(self) -> bool:
+        """Whether the objectives read the batches' DiCE ``adjusted_rewards``.
+
+        True for ``inner_type='dice'``: the sample processor must then compute them
+        (``computes_adjusted_rewards``, i.e. a
+        :class:`~meta_policy_search.samplers.DiceSampleProcessor`).
+        """
+        return self.inner_type == "dice"
+
     # ---------------------------------------------------------------------------- variables
     @property
     def meta_variables(self) -> list[tf.Variable]:
@@ -192,8 +202,15 @@ class MAMLAlgo(tf.Module):
 
     # ------------------------------------------------------------------------- meta-iteration
     def to_tensors(self, samples: SampleBatch) -> TensorBatch:
-        """Convert a processed batch to the policy's dtype."""
-        return to_tensor_batch(samples, self.policy.dtype)
+        """Convert a processed batch to the policy's dtype.
+
+        Raises:
+            ValueError: if the batch was not processed, or if :attr:`needs_adjusted_rewards`
+                and it has no ``adjusted_rewards`` (process it with ``DiceSampleProcessor``).
+        """
+        return to_tensor_batch(
+            samples, self.policy.dtype, require_adjusted_rewards=self.needs_adjusted_rewards
+        )
 
     def _adapt(self, samples: SampleBatch) -> None:
         """Inner step for every task from the policy's current per-task parameters.

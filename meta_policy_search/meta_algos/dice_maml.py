@@ -52,8 +52,6 @@ class DICEMAML(VPGMAML):
 
     def _check_all_samples(self, all_samples_data: Sequence[SampleBatch]) -> tuple[TensorBatch, ...]:
         for samples in all_samples_data:
-            if samples.adjusted_rewards is None:
-                raise ValueError("DiCE needs adjusted_rewards: process samples with DiceSampleProcessor")
             if samples.mask.shape[-1] != self.max_path_length:
                 raise ValueError(
                     f"samples have H={samples.mask.shape[-1]}, "
