@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from meta_policy_search.meta_algos import DICEMAML, VPGMAML
+from meta_policy_search.meta_algos import DICEMAML, VPGMAML, ProMP
 from meta_policy_search.policies import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
 
@@ -243,3 +243,53 @@ def test_emaml_term_and_gradient_match_reference(exploration_type, num_inner_gra
     with_term = float(algo.surrogate_meta_loss(batches, exploration=True))
     without_term = float(algo.surrogate_meta_loss(batches, exploration=False))
     np.testing.assert_allclose(with_term - without_term, np.mean(expected), rtol=1e-9)
+
+
+# ----------------------------------------------------------------------------- ProMP
+def original_promp_loss(chain, samples, coeffs, clip_eps):
+    """pro_mp.py: mean_t(clipped surrogate) + reduce_mean(inner_kl_coeff * mean_inner_kl_per_step).
+
+    ``chain[k][name][t]`` are task ``t``'s parameters after ``k`` inner steps.
+    """
+    def task_params(k, t):
+        return {name: value[t] for name, value in chain[k].items()}
+
+    kls = []
+    for k in range(len(samples) - 1):
+        per_task = []
+        for t in range(T):
+            paths = paths_of_task(samples[k], t)
+            obs = np.concatenate([p["observations"] for p in paths])
+            mean_old = np.concatenate([p["mean"] for p in paths])
+            log_std_old = np.concatenate([p["log_std"] for p in paths])
+            per_task.append(np.mean(np_kl(mean_old, log_std_old, *np_forward(task_params(k, t), obs))))
+        kls.append(np.mean(per_task))
+    surrogates = []
+    for t in range(T):
+        paths = paths_of_task(samples[-1], t)
+        obs, actions, adv, mean_old, log_std_old = (
+            np.concatenate([p[key] for p in paths])
+            for key in ("observations", "actions", "advantages", "mean", "log_std")
+        )
+        ratio = np.exp(np_log_likelihood(actions, *np_forward(task_params(len(samples) - 1, t), obs))
+                       - np_log_likelihood(actions, mean_old, log_std_old))
+        clipped = np.minimum(ratio * adv, np.clip(ratio, 1 - clip_eps, 1 + clip_eps) * adv)
+        surrogates.append(-np.mean(clipped))
+    return np.mean(surrogates) + np.mean(np.asarray(coeffs) * np.array(kls))
+
+
+def test_promp_two_step_kl_penalty_is_the_mean_over_steps():
+    rng = np.random.default_rng(2)
+    policy = make_policy()
+    params = shared_params(policy)
+    samples = [make_batch(rng, params, perturb=0.3) for _ in range(3)]
+    algo = ProMP(policy, inner_lr=0.3, meta_batch_size=T, num_inner_grad_steps=2, clip_eps=0.2)
+    coeffs = [0.4, 3.0]
+    algo.inner_kl_coeffs.assign(coeffs)
+    batches = tuple(algo.to_tensors(s) for s in samples)
+    chain = [{name: v.numpy() for name, v in params_k.items()}
+             for params_k in algo.adapted_params(batches[:-1])]
+    expected = original_promp_loss(chain, samples, coeffs, clip_eps=0.2)
+    penalty = np.mean(np.array(coeffs) * algo.inner_kls(batches).numpy())
+    assert penalty > 0.1 * abs(expected)  # a sum over steps would change the loss by > 10%
+    np.testing.assert_allclose(float(algo.meta_loss(batches)), expected, rtol=1e-8)
