@@ -210,11 +210,12 @@ def paper_exploration_objective(
 ) -> tf.Tensor:
     """E-MAML's term in the paper's trajectory form, with a leave-one-out baseline.
 
-    ``L_t = -mean_rollouts[ sum_h log pi(a_h|s_h) ] * stop_gradient(J_t - b_t)``: a
-    score-function estimate of how the pre-update policy's exploration changes the return
-    ``J_t`` reached after adaptation (Stadie et al., "Some considerations on learning to explore
-    via meta-RL", 2018; Al-Shedivat et al. 2018). ``b_t`` is the mean of the *other* tasks' ``J``
-    (leave-one-out, so the baseline adds no bias); with a single task it is 0.
+    ``L_t = -mean_n[ sum_h log pi(a_h|s_h) ] * stop_gradient(J_t - b_t)``, the mean over the
+    task's real episodes ``n``: a score-function estimate of how the pre-update policy's
+    exploration changes the return ``J_t`` reached after adaptation (Stadie et al., "Some
+    considerations on learning to explore via meta-RL", 2018; Al-Shedivat et al. 2018).
+    ``b_t`` is the mean of the *other* tasks' ``J`` (leave-one-out, so the baseline adds no
+    bias); with a single task it is 0.
 
     Args:
         pre_update_log_likelihood: ``[T, R, H]`` log-probabilities of the pre-update actions.
