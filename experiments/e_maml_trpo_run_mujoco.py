@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from trpo_maml_run_mujoco import make_algo
+from trpo_maml_run_mujoco import make_algo, make_sample_processor
 
 from meta_policy_search.utils.experiment import TRPOMAMLConfig, run_experiment
 
@@ -25,7 +25,7 @@ class Config(TRPOMAMLConfig):
 
 def main(argv: list[str] | None = None) -> str:
     """Run the experiment from command-line arguments; return the run directory."""
-    return run_experiment(Config, "e_maml_trpo", make_algo, argv=argv)
+    return run_experiment(Config, "e_maml_trpo", make_algo, make_sample_processor, argv=argv)
 
 
 if __name__ == "__main__":

@@ -4,14 +4,20 @@ Usage::
 
     python experiments/trpo_maml_run_mujoco.py --env HalfCheetahRandDirecEnv --seed 1
 
-``--inner_type likelihood_ratio`` gives LVC-TRPO; ``--help`` lists every flag.
+``--inner_type likelihood_ratio`` gives LVC-TRPO; ``--inner_type dice`` DiCE inner steps (with
+``DiceSampleProcessor``); ``--help`` lists every flag.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from meta_policy_search.utils.experiment import TRPOMAMLConfig, run_experiment
+from meta_policy_search.utils.experiment import (
+    TRPOMAMLConfig,
+    build_dice_sample_processor,
+    build_sample_processor,
+    run_experiment,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,9 +43,16 @@ def make_algo(config: TRPOMAMLConfig, policy):
     )
 
 
+def make_sample_processor(config: TRPOMAMLConfig):
+    """DiCE's processor for ``--inner_type dice`` (it needs adjusted rewards), else the default."""
+    if config.inner_type == "dice":
+        return build_dice_sample_processor(config)
+    return build_sample_processor(config)
+
+
 def main(argv: list[str] | None = None) -> str:
     """Run the experiment from command-line arguments; return the run directory."""
-    return run_experiment(Config, "trpo_maml", make_algo, argv=argv)
+    return run_experiment(Config, "trpo_maml", make_algo, make_sample_processor, argv=argv)
 
 
 if __name__ == "__main__":

@@ -60,7 +60,9 @@ class Trainer:
             returning ``False`` stops training.
 
     Raises:
-        ValueError: on a negative ``num_inner_grad_steps``, ``n_itr`` or ``start_itr``.
+        ValueError: on a negative ``num_inner_grad_steps``, ``n_itr`` or ``start_itr``, or if
+            the algorithm needs DiCE's adjusted rewards (``algo.needs_adjusted_rewards``) and
+            the sample processor does not compute them (``computes_adjusted_rewards``).
     """
 
     def __init__(
@@ -80,6 +82,15 @@ class Trainer:
                             ("num_inner_grad_steps", num_inner_grad_steps)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
                 raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+        if getattr(algo, "needs_adjusted_rewards", False) and not getattr(
+            sample_processor, "computes_adjusted_rewards", False
+        ):
+            raise ValueError(
+                f"{type(algo).__name__} (inner_type={getattr(algo, 'inner_type', None)!r}) uses "
+                f"the DiCE objective, which needs adjusted rewards, but "
+                f"{type(sample_processor).__name__} computes none: use a DiceSampleProcessor "
+                "(build_dice_sample_processor in the run scripts)"
+            )
         self.algo = algo
         self.env = env
         self.sampler = sampler

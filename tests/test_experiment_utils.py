@@ -260,3 +260,50 @@ def test_resumed_run_reproduces_uninterrupted_run(scripts, tmp_path, reset_logge
         for key, value in row_a.items():
             if "Time" not in key:
                 assert float(row_b[key]) == pytest.approx(float(value), rel=1e-5, abs=1e-7), key
+
+
+@pytest.mark.parametrize("name", [s for s in SCRIPTS if s != "promp_run_point_mass"])
+def test_first_order_flag_reaches_the_algorithm(scripts, name):
+    import tensorflow as tf
+
+    from meta_policy_search.policies import MetaGaussianMLPPolicy
+
+    flags = ["--meta_batch_size", "2", "--hidden_sizes", "4", "--max_path_length", "3"]
+    algos = {}
+    for first_order in (False, True):
+        config, _ = parse_config(scripts[name].Config, flags + ["--first_order", str(first_order).lower()])
+        assert config.first_order is first_order
+        policy = MetaGaussianMLPPolicy(2, 2, 2, hidden_sizes=(4,), seed=0, dtype=tf.float64)
+        algos[first_order] = scripts[name].make_algo(config, policy)
+        assert algos[first_order].first_order is first_order
+    if name != "promp_run_mujoco":
+        return
+    # ProMP: the first-order meta-gradient drops the term through the inner step.
+    from meta_policy_search.types import SampleBatch
+
+    rng = np.random.default_rng(0)
+    shape = (2, 2, 3)
+
+    def batch(policy):
+        obs = rng.normal(size=(*shape, 2))
+        dist = policy.forward(policy.stacked_params(), tf.constant(obs.reshape(2, 6, 2)))
+        mean = dist["mean"].numpy().reshape(*shape, 2) + 0.2 * rng.normal(size=(*shape, 2))
+        log_std = dist["log_std"].numpy().reshape(*shape, 2)
+        return SampleBatch(
+            observations=obs, actions=mean + np.exp(log_std) * rng.normal(size=(*shape, 2)),
+            rewards=rng.normal(size=shape), mask=np.ones(shape),
+            agent_infos={"mean": mean, "log_std": log_std}, env_infos={},
+            returns=np.zeros(shape), baselines=np.zeros(shape), advantages=rng.normal(size=shape),
+        )
+
+    samples = [batch(algos[False].policy) for _ in range(2)]
+    gradients = {}
+    for first_order, algo in algos.items():
+        batches = tuple(algo.to_tensors(s) for s in samples)
+        with tf.GradientTape() as tape:
+            loss = algo.meta_loss(batches)
+        gradients[first_order] = np.concatenate(
+            [tf.reshape(g, [-1]).numpy() for g in tape.gradient(loss, algo.meta_variables)]
+        )
+    difference = np.linalg.norm(gradients[True] - gradients[False]) / np.linalg.norm(gradients[False])
+    assert difference > 1e-3

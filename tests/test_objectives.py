@@ -1,9 +1,10 @@
 """Objectives against closed forms, DiCE against analytic derivatives, ProMP's rules."""
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
-from meta_policy_search.meta_algos import ProMP, objectives
+from meta_policy_search.meta_algos import DICEMAML, TRPOMAML, VPGMAML, ProMP, objectives
 from meta_policy_search.policies import DiagonalGaussian, MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
 
@@ -61,9 +62,10 @@ def test_dice_first_and_second_derivatives_match_analytic_in_expectation():
             loss = objectives.dice_objective(log_likelihood, log_likelihood, rewards, mask)[0]
         gradient = inner.gradient(loss, theta)
     hessian = outer.gradient(gradient, theta)
-    assert abs(-float(loss) - (theta0 + theta0**2)) < 0.02
-    assert abs(-float(gradient) - (1 + 2 * theta0)) < 0.03
-    assert abs(-float(hessian) - 2.0) < 0.08
+    # The loss is a mean over the N x H entries, so -H * loss estimates J (H = 2 steps).
+    assert abs(-2 * float(loss) - (theta0 + theta0**2)) < 0.02
+    assert abs(-2 * float(gradient) - (1 + 2 * theta0)) < 0.03
+    assert abs(-2 * float(hessian) - 2.0) < 0.08
     # Without the cumulative box (each reward credited only to its own action) J' is biased.
     with tf.GradientTape() as tape:
         log_likelihood = -0.5 * (actions - theta) ** 2
@@ -122,3 +124,28 @@ def test_promp_anneals_clip_range():
     algo.optimize_policy(samples, log=False)
     algo.optimize_policy(samples, log=False)
     np.testing.assert_allclose(algo.current_clip_eps.numpy(), 0.3 * 0.25, rtol=1e-6)
+
+
+def test_dice_without_adjusted_rewards_raises_instead_of_a_zero_loss():
+    rng = np.random.default_rng(3)
+    policy = MetaGaussianMLPPolicy(2, 2, 1, hidden_sizes=(4,), seed=0)
+    samples = _fresh_samples(policy, rng)  # adjusted_rewards=None, as MetaSampleProcessor's
+    for algo in (TRPOMAML(policy, meta_batch_size=2, inner_type="dice"),
+                 VPGMAML(policy, meta_batch_size=2, inner_type="dice"),
+                 DICEMAML(policy, meta_batch_size=2, max_path_length=4)):
+        assert algo.needs_adjusted_rewards
+        with pytest.raises(ValueError, match="DiceSampleProcessor"):
+            algo._adapt(samples)
+        with pytest.raises(ValueError, match="DiceSampleProcessor"):
+            algo.optimize_policy([samples, samples], log=False)
+    lvc = VPGMAML(policy, meta_batch_size=2, inner_type="likelihood_ratio")
+    assert not lvc.needs_adjusted_rewards
+    np.testing.assert_array_equal(lvc.to_tensors(samples).adjusted_rewards.numpy(), 0.0)
+
+
+def test_exploration_type_is_checked():
+    policy = MetaGaussianMLPPolicy(2, 2, 1, hidden_sizes=(4,), seed=0)
+    with pytest.raises(ValueError, match="exploration_type"):
+        VPGMAML(policy, meta_batch_size=2, exploration=True, exploration_type="stadie")
+    with pytest.raises(ValueError, match="exploration_type"):
+        TRPOMAML(policy, meta_batch_size=2, exploration=True, exploration_type="paper")

@@ -18,14 +18,13 @@ def random_masked_data(rng, shape=(3, 4, 9)):
 
 
 def reference_path(rewards, baselines, discount, gae_lambda):
-    """Returns, GAE and DiCE-adjusted rewards of one episode by direct double sums."""
+    """Returns and GAE of one episode by direct double sums."""
     n = len(rewards)
     returns = [sum(discount**k * rewards[t + k] for k in range(n - t)) for t in range(n)]
     b_next = [baselines[t + 1] if t + 1 < n else 0.0 for t in range(n)]
     deltas = [rewards[t] + discount * b_next[t] - baselines[t] for t in range(n)]
     adv = [sum((discount * gae_lambda) ** k * deltas[t + k] for k in range(n - t)) for t in range(n)]
-    adjusted = [discount**t * deltas[t] for t in range(n)]
-    return np.array(returns), np.array(adv), np.array(adjusted)
+    return np.array(returns), np.array(adv)
 
 
 @pytest.mark.parametrize("discount", [0.0, 0.5, 0.99, 1.0])
@@ -50,22 +49,23 @@ def test_discount_cumsum_keeps_float32():
 
 
 @pytest.mark.parametrize("discount,gae_lambda", [(0.99, 1.0), (0.9, 0.95), (0.5, 0.0), (1.0, 0.7)])
-def test_returns_gae_adjusted_rewards_match_reference(discount, gae_lambda):
+def test_returns_gae_discounted_rewards_match_reference(discount, gae_lambda):
     rng = np.random.default_rng(1)
     rewards, baselines, mask, lengths = random_masked_data(rng)
     returns = rl_math.masked_discounted_returns(rewards, mask, discount)
     adv = rl_math.compute_gae(rewards, baselines, mask, discount, gae_lambda)
-    adjusted = rl_math.baseline_adjusted_rewards(rewards, baselines, mask, discount)
+    discounted = rl_math.discounted_rewards(rewards, mask, discount)
     for idx in np.ndindex(lengths.shape):
         n = lengths[idx]
-        ref_ret, ref_adv, ref_adj = reference_path(
+        ref_ret, ref_adv = reference_path(
             rewards[idx][:n].astype(np.float64), baselines[idx][:n].astype(np.float64),
             discount, gae_lambda,
         )
         np.testing.assert_allclose(returns[idx][:n], ref_ret, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(adv[idx][:n], ref_adv, rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(adjusted[idx][:n], ref_adj, rtol=1e-5, atol=1e-5)
-        for arr in (returns, adv, adjusted):
+        ref_discounted = [discount**t * float(rewards[idx][t]) for t in range(n)]
+        np.testing.assert_allclose(discounted[idx][:n], ref_discounted, rtol=1e-5, atol=1e-6)
+        for arr in (returns, adv, discounted):
             assert np.all(arr[idx][n:] == 0.0)
 
 
@@ -87,14 +87,23 @@ def test_gae_lambda_zero_is_td_error():
     np.testing.assert_allclose(adv, [[1.0 + 0.5 - 0.5, 2.0 + 1.0 - 1.0, 3.0 - 2.0, 0.0]])
 
 
-def test_adjusted_rewards_telescope():
+def test_real_episode_statistics_use_the_padded_array_of_real_episodes():
+    """Statistics over N x H entries: time padding counts, whole padded episodes do not."""
     rng = np.random.default_rng(3)
-    rewards, baselines, mask, lengths = random_masked_data(rng)
-    discount = 0.95
-    adjusted = rl_math.baseline_adjusted_rewards(rewards, baselines, mask, discount)
-    powers = discount ** np.arange(rewards.shape[-1])
-    expected = np.sum(powers * rewards * mask, axis=-1) - baselines[..., 0]
-    np.testing.assert_allclose(adjusted.sum(-1), expected, atol=1e-5)
+    rewards, _, mask, lengths = random_masked_data(rng)
+    mask[1, 2:] = 0.0  # task 1 keeps 2 real episodes
+    x = np.where(mask > 0, rewards, 0.0).astype(np.float32)
+    x[1, 2:] = 1e6  # values on whole padded episodes must not matter
+    np.testing.assert_array_equal(rl_math.real_episodes(mask), mask[..., 0] > 0)
+    standardized = rl_math.standardize_real_episodes(x, mask)
+    shifted = rl_math.shift_real_episodes_to_positive(x, mask)
+    for t in range(x.shape[0]):
+        rows = [r for r in range(x.shape[1]) if mask[t, r, 0] > 0]
+        padded = np.stack([np.where(mask[t, r] > 0, x[t, r], 0.0) for r in rows]).astype(np.float64)
+        expected = (padded - padded.mean()) / (padded.std() + 1e-8)
+        np.testing.assert_allclose(standardized[t, rows], expected, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(shifted[t, rows], padded - padded.min() + 1e-8, rtol=1e-5, atol=1e-5)
+    assert np.all(standardized[1, 2:] == 0.0) and np.all(shifted[1, 2:] == 0.0)
 
 
 def test_masked_mean_std_match_real_entries():

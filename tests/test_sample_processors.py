@@ -6,7 +6,7 @@ import types
 import numpy as np
 import pytest
 
-from meta_policy_search.baselines import LinearFeatureBaseline, ZeroBaseline
+from meta_policy_search.baselines import LinearFeatureBaseline, LinearTimeBaseline, ZeroBaseline
 from meta_policy_search.samplers.dice_sample_processor import DiceSampleProcessor
 from meta_policy_search.samplers.meta_sample_processor import MetaSampleProcessor
 from meta_policy_search.types import PathBatch, SampleBatch
@@ -38,7 +38,7 @@ def per_path(rewards, baselines, discount, gae_lambda):
     adv = np.array(
         [sum((discount * gae_lambda) ** k * delta[t + k] for k in range(n - t)) for t in range(n)]
     )
-    return ret, adv, discount ** np.arange(n) * delta
+    return ret, adv
 
 
 @pytest.mark.parametrize("discount,gae_lambda", [(0.99, 1.0), (0.9, 0.8), (1.0, 0.5)])
@@ -62,7 +62,7 @@ def test_meta_processor_matches_per_path_reference(discount, gae_lambda):
         )
         for r in range(R):
             n = lengths[t, r]
-            ret, adv, _ = per_path(
+            ret, adv = per_path(
                 paths.rewards[t, r, :n].astype(np.float64),
                 samples.baselines[t, r, :n].astype(np.float64), discount, gae_lambda,
             )
@@ -129,38 +129,98 @@ def test_statistics_and_logging(monkeypatch):
     assert not logged and set(proc.last_statistics) == {k[len("Step_1-"):] for k in expected}
 
 
-def test_dice_adjusted_rewards_and_policy_gradient_identity():
-    discount = 0.95
-    paths, lengths = make_paths(4)
-    dice = DiceSampleProcessor(
-        LinearFeatureBaseline(), max_path_length=H, discount=discount, normalize_adv=False
+def with_padded_episodes(paths):
+    """``paths`` where task 1 has one and task 2 two whole padded episodes (budget sampling).
+
+    Rewards are rescaled to ``10 |r| + 3``: positive and far from standardized, so that a
+    missing or wrong standardization shows, and without a reward baseline the zeros after an
+    episode's end are the smallest entries of the padded array.
+    """
+    mask = paths.mask.copy()
+    mask[1, 3] = 0.0
+    mask[2, 2:] = 0.0
+    return PathBatch(
+        observations=np.where(mask[..., None] > 0, paths.observations, 1e3).astype(np.float32),
+        actions=paths.actions, rewards=((10.0 * np.abs(paths.rewards) + 3.0) * mask).astype(np.float32),
+        mask=mask,
+        agent_infos=paths.agent_infos, env_infos={},
     )
-    meta = MetaSampleProcessor(LinearFeatureBaseline(), discount=discount)
-    samples, meta_samples = dice.process_samples(paths), meta.process_samples(paths)
-    for name in ("returns", "baselines", "advantages"):
-        np.testing.assert_allclose(getattr(samples, name), getattr(meta_samples, name))
+
+
+def original_dice_adjusted_rewards(
+    path_rewards, discount, horizon, normalize_adv, positive_adv, time_baseline=True
+):
+    """The original's DiceSampleProcessor for one task, transcribed from its code.
+
+    ``path_rewards`` is the task's list of ragged reward arrays; returns the padded ``[N, H]``
+    adjusted rewards (padding included, as the original passed them on). ``time_baseline``:
+    a LinearTimeBaseline, else a zero baseline.
+    """
+    discount_array = np.cumprod(np.concatenate([np.ones(1), np.ones(horizon - 1) * discount]))
+    discounted = [rewards * discount_array[: len(rewards)] for rewards in path_rewards]
+
+    def time_features(length):  # LinearTimeBaseline._features
+        tt = np.arange(length).reshape(-1, 1) / 100.0
+        return np.concatenate([tt, tt**2, tt**3, np.ones((length, 1))], axis=1)
+
+    featmat = np.concatenate([time_features(len(d)) for d in discounted])
+    target = np.concatenate(discounted)
+    coeffs = np.linalg.lstsq(featmat.T @ featmat + 1e-5 * np.identity(4), featmat.T @ target,
+                             rcond=None)[0] * float(time_baseline)
+    adjusted = [d - time_features(len(d)) @ coeffs for d in discounted]
+    padded = np.stack([np.pad(a, (0, horizon - len(a))) for a in adjusted])
+    if normalize_adv:
+        padded = (padded - np.mean(padded)) / (padded.std() + 1e-8)
+    if positive_adv:
+        padded = (padded - np.min(padded)) + 1e-8
+    return padded
+
+
+@pytest.mark.parametrize("reward_baseline", [LinearTimeBaseline, ZeroBaseline])
+@pytest.mark.parametrize(
+    ("normalize_adv", "positive_adv"), [(True, False), (False, False), (True, True), (False, True)]
+)
+def test_dice_adjusted_rewards_match_the_original(normalize_adv, positive_adv, reward_baseline):
+    discount = 0.95
+    raw_paths, _ = make_paths(4)
+    paths = with_padded_episodes(raw_paths)
+    lengths = paths.mask.sum(-1).astype(int)
+    dice = DiceSampleProcessor(LinearFeatureBaseline(), max_path_length=H, discount=discount,
+                               normalize_adv=normalize_adv, positive_adv=positive_adv,
+                               reward_baseline=reward_baseline())
+    samples = dice.process_samples(paths)
     adj = samples.adjusted_rewards
     assert adj.shape == (T, R, H) and adj.dtype == np.float32
     assert np.all(adj[paths.mask == 0] == 0.0)
-
-    rng = np.random.default_rng(0)
     for t in range(T):
-        for r in range(R):
+        real = [r for r in range(R) if lengths[t, r] > 0]
+        expected = original_dice_adjusted_rewards(
+            [paths.rewards[t, r, : lengths[t, r]].astype(np.float64) for r in real],
+            discount, H, normalize_adv, positive_adv, reward_baseline is LinearTimeBaseline,
+        )
+        for i, r in enumerate(real):
             n = lengths[t, r]
-            rew = paths.rewards[t, r, :n].astype(np.float64)
-            b = samples.baselines[t, r, :n].astype(np.float64)
-            _, _, ref_adj = per_path(rew, b, discount, 1.0)
-            np.testing.assert_allclose(adj[t, r, :n], ref_adj, rtol=1e-5, atol=1e-5)
-            # Telescoping: sum_t a_t = sum_t gamma^t r_t - b_0.
-            powers = discount ** np.arange(n)
-            assert adj[t, r].sum() == pytest.approx(np.sum(powers * rew) - b[0], abs=1e-4)
-            # First-order DiCE gradient == policy gradient with baseline, for random score
-            # vectors g_t standing in for grad log pi_t.
-            g = rng.normal(size=(n, 5))
-            dice_grad = np.sum(np.cumsum(g, axis=0) * adj[t, r, :n, None], axis=0)
-            ret = samples.returns[t, r, :n].astype(np.float64)
-            pg = np.sum(g * (powers * (ret - b))[:, None], axis=0)
-            np.testing.assert_allclose(dice_grad, pg, atol=1e-4)
+            np.testing.assert_allclose(adj[t, r, :n], expected[i, :n], rtol=1e-5, atol=1e-5)
+    # The returns, baselines and GAE advantages are MetaSampleProcessor's.
+    meta = MetaSampleProcessor(LinearFeatureBaseline(), discount=discount,
+                               normalize_adv=normalize_adv, positive_adv=positive_adv)
+    meta_samples = meta.process_samples(paths)
+    for name in ("returns", "baselines", "advantages"):
+        np.testing.assert_allclose(getattr(samples, name), getattr(meta_samples, name))
+
+
+def test_dice_reward_baseline_defaults_to_the_original_and_is_checked():
+    paths, _ = make_paths(7)
+    assert isinstance(DiceSampleProcessor(ZeroBaseline(), max_path_length=H).reward_baseline,
+                      LinearTimeBaseline)
+    zero = DiceSampleProcessor(LinearFeatureBaseline(), max_path_length=H, discount=0.9,
+                               normalize_adv=False, reward_baseline=ZeroBaseline())
+    adj = zero.process_samples(paths).adjusted_rewards
+    np.testing.assert_allclose(adj, 0.9 ** np.arange(H) * paths.rewards * paths.mask, rtol=1e-6)
+    with pytest.raises(ValueError, match="reward_baseline"):
+        DiceSampleProcessor(ZeroBaseline(), max_path_length=H, reward_baseline=object())
+    assert DiceSampleProcessor.computes_adjusted_rewards
+    assert not MetaSampleProcessor.computes_adjusted_rewards
 
 
 def test_dice_defaults_normalize_and_checks_horizon():

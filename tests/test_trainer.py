@@ -333,3 +333,19 @@ def test_failed_save_leaves_previous_checkpoint_intact(tmp_path, monkeypatch):
 def test_restore_without_checkpoint_raises(tmp_path):
     with pytest.raises(FileNotFoundError, match="no complete checkpoint"):
         restore_checkpoint(str(tmp_path))
+
+
+def test_dice_algorithm_needs_a_processor_with_adjusted_rewards():
+    from meta_policy_search.baselines import ZeroBaseline
+    from meta_policy_search.meta_algos import TRPOMAML
+    from meta_policy_search.policies import MetaGaussianMLPPolicy
+    from meta_policy_search.samplers import DiceSampleProcessor, MetaSampleProcessor
+
+    policy = MetaGaussianMLPPolicy(T, 1, 1, hidden_sizes=(2,), seed=0)
+    algo = TRPOMAML(policy, meta_batch_size=T, inner_type="dice")
+    with pytest.raises(ValueError, match="MetaSampleProcessor computes none: use a DiceSampleProcessor"):
+        Trainer(algo, FakeEnv(), None, MetaSampleProcessor(ZeroBaseline()), policy, n_itr=1)
+    Trainer(algo, FakeEnv(), None, DiceSampleProcessor(ZeroBaseline(), max_path_length=H), policy,
+            n_itr=1)
+    lvc = TRPOMAML(policy, meta_batch_size=T, inner_type="likelihood_ratio")
+    Trainer(lvc, FakeEnv(), None, MetaSampleProcessor(ZeroBaseline()), policy, n_itr=1)

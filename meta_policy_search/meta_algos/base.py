@@ -15,6 +15,20 @@ from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLP
 from meta_policy_search.types import SampleBatch
 
 INNER_TYPES = ("likelihood_ratio", "log_likelihood", "dice")
+EXPLORATION_TYPES = ("original", "emaml_paper")
+
+
+def check_exploration_type(exploration_type: str) -> str:
+    """Return ``exploration_type`` after checking it is one of :data:`EXPLORATION_TYPES`.
+
+    Raises:
+        ValueError: naming the bad value and the valid ones.
+    """
+    if exploration_type not in EXPLORATION_TYPES:
+        raise ValueError(
+            f"exploration_type must be one of {EXPLORATION_TYPES}, got {exploration_type!r}"
+        )
+    return exploration_type
 
 
 class MAMLAlgo(tf.Module):
@@ -30,6 +44,9 @@ class MAMLAlgo(tf.Module):
                                                                     # every inner step
 
     Subclasses define the outer objective and optimizer in :meth:`optimize_policy`.
+
+    Subclasses with E-MAML's term set ``exploration`` (bool) and ``exploration_type`` (one of
+    :data:`EXPLORATION_TYPES`, see :meth:`exploration_loss`).
 
     Args:
         policy: the meta-policy; its ``meta_batch_size`` must equal ``meta_batch_size``.
@@ -75,6 +92,8 @@ class MAMLAlgo(tf.Module):
         self.inner_type = inner_type
         self.first_order = bool(first_order)
         self.jit_compile = bool(jit_compile)
+        self.exploration = False
+        self.exploration_type = "original"
         params = policy.get_params()
         self.step_sizes = {
             name: tf.Variable(
@@ -87,6 +106,16 @@ class MAMLAlgo(tf.Module):
         self._adapt_graph = tf.function(
             self._adapt_step, reduce_retracing=True, jit_compile=self.jit_compile
         )
+
+    @property
+    def needs_adjusted_rewards(self) -> bool:
+        """Whether the objectives read the batches' DiCE ``adjusted_rewards``.
+
+        True for ``inner_type='dice'``: the sample processor must then compute them
+        (``computes_adjusted_rewards``, i.e. a
+        :class:`~meta_policy_search.samplers.DiceSampleProcessor`).
+        """
+        return self.inner_type == "dice"
 
     # ---------------------------------------------------------------------------- variables
     @property
@@ -173,8 +202,15 @@ class MAMLAlgo(tf.Module):
 
     # ------------------------------------------------------------------------- meta-iteration
     def to_tensors(self, samples: SampleBatch) -> TensorBatch:
-        """Convert a processed batch to the policy's dtype."""
-        return to_tensor_batch(samples, self.policy.dtype)
+        """Convert a processed batch to the policy's dtype.
+
+        Raises:
+            ValueError: if the batch was not processed, or if :attr:`needs_adjusted_rewards`
+                and it has no ``adjusted_rewards`` (process it with ``DiceSampleProcessor``).
+        """
+        return to_tensor_batch(
+            samples, self.policy.dtype, require_adjusted_rewards=self.needs_adjusted_rewards
+        )
 
     def _adapt(self, samples: SampleBatch) -> None:
         """Inner step for every task from the policy's current per-task parameters.
@@ -206,9 +242,9 @@ class MAMLAlgo(tf.Module):
     def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
         """The outer loss at the current parameters (default: the post-update surrogate).
 
-        Adds E-MAML's pre-update sampling term when the subclass sets ``self.exploration``.
+        Adds E-MAML's pre-update sampling term when :attr:`exploration` is set.
         """
-        return self.surrogate_meta_loss(batches, exploration=getattr(self, "exploration", False))
+        return self.surrogate_meta_loss(batches, exploration=self.exploration)
 
     def optimize_policy(self, all_samples_data: Sequence[SampleBatch], log: bool = True) -> dict[str, float]:
         """Outer (meta) step on ``all_samples_data[k]``, the batch of inner step ``k``.
@@ -241,14 +277,39 @@ class MAMLAlgo(tf.Module):
         return tf.reduce_mean(loss)
 
     def exploration_loss(self, chain: Sequence[Params], batches: Sequence[TensorBatch]) -> tf.Tensor:
-        """E-MAML's pre-update sampling term summed over the inner steps, per task ``[T]``."""
+        """E-MAML's pre-update sampling term per task ``[T]``, of type :attr:`exploration_type`.
+
+        ``'original'`` (the original ProMP code's E-MAML-TRPO/VPG): the task's mean post-update
+        reward, standardized over the meta-batch, times the mean log-likelihood of its step-0
+        samples under the current shared parameters ``theta_0``
+        (:func:`~meta_policy_search.meta_algos.objectives.exploration_objective`); only step 0
+        is credited, also with several inner steps.
+
+        ``'emaml_paper'``: the trajectory score-function form with a leave-one-out baseline
+        (:func:`~meta_policy_search.meta_algos.objectives.paper_exploration_objective`), summed
+        over the sampling distributions of all inner steps ``k < K`` (``theta_k`` adapted from
+        ``theta``).
+
+        Args:
+            chain: ``[theta_0, ..., theta_K]`` from :meth:`adapted_params`.
+            batches: the ``K + 1`` batches, the last one post-update.
+
+        Returns:
+            ``[T]`` per-task losses.
+        """
         post = batches[-1]
-        per_rollout_return = tf.reduce_sum(post.rewards * post.mask, axis=-1)
-        post_returns = tf.reduce_mean(per_rollout_return, axis=-1)
+        if self.exploration_type == "original":
+            log_likelihood, _ = self.log_likelihood(chain[0], batches[0])
+            return objectives.exploration_objective(
+                log_likelihood, batches[0].mask, post.rewards, post.mask
+            )
+        post_returns = objectives.real_episode_mean(
+            tf.reduce_sum(post.rewards * post.mask, axis=-1), post.mask
+        )
         total = tf.zeros_like(post_returns)
         for params, batch in zip(chain[:-1], batches[:-1]):
             log_likelihood, _ = self.log_likelihood(params, batch)
-            total += objectives.pre_update_exploration_objective(log_likelihood, batch.mask, post_returns)
+            total += objectives.paper_exploration_objective(log_likelihood, batch.mask, post_returns)
         return total
 
     def post_update_kl(self, batches: Sequence[TensorBatch]) -> tf.Tensor:

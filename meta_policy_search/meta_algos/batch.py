@@ -25,7 +25,8 @@ class TensorBatch(NamedTuple):
         mask: ``[T, R, H]``.
         advantages: ``[T, R, H]``.
         rewards: ``[T, R, H]``.
-        adjusted_rewards: ``[T, R, H]`` (zeros when the processor computed none).
+        adjusted_rewards: ``[T, R, H]`` DiCE's adjusted rewards; zeros when the processor
+            computed none and the algorithm does not read them (see :func:`to_tensor_batch`).
     """
 
     observations: tf.Tensor
@@ -47,14 +48,30 @@ class TensorBatch(NamedTuple):
         return tf.reshape(values, tf.shape(self.mask))
 
 
-def to_tensor_batch(samples: SampleBatch, dtype: tf.DType = tf.float32) -> TensorBatch:
+def to_tensor_batch(
+    samples: SampleBatch, dtype: tf.DType = tf.float32, require_adjusted_rewards: bool = False
+) -> TensorBatch:
     """Convert a processed :class:`SampleBatch` into a :class:`TensorBatch`.
 
+    Args:
+        samples: a batch returned by a sample processor.
+        dtype: float dtype of the tensors (the policy's).
+        require_adjusted_rewards: the caller's objectives read ``adjusted_rewards`` (DiCE);
+            without it missing adjusted rewards become zeros, which only keeps the graph
+            signature fixed.
+
     Raises:
-        ValueError: if the batch has no advantages (it was not processed) or ranks are wrong.
+        ValueError: if the batch has no advantages (it was not processed), ranks are wrong, or
+            ``require_adjusted_rewards`` and the batch has none.
     """
     if samples.advantages is None:
         raise ValueError("samples have no advantages: pass them through a sample processor first")
+    if require_adjusted_rewards and samples.adjusted_rewards is None:
+        raise ValueError(
+            "samples have no adjusted_rewards, but the DiCE objective (inner_type='dice', "
+            "DICEMAML, VPG_DICEMAML) needs them: process the samples with DiceSampleProcessor "
+            "instead of MetaSampleProcessor"
+        )
     if samples.observations.ndim != 4 or samples.mask.ndim != 3:
         raise ValueError(
             "expected observations [T, R, H, obs_dim] and mask [T, R, H], got "

@@ -16,10 +16,12 @@ from meta_policy_search.types import SampleBatch
 class DICEMAML(VPGMAML):
     """DiCE inner steps and a DiCE outer objective, optimised with Adam.
 
-    Inner and outer losses are ``-mean_rollouts sum_h magic_box(sum_{h'<=h} log pi) * adj_h``
-    with the baseline-adjusted discounted rewards of
-    :class:`~meta_policy_search.samplers.DiceSampleProcessor`; differentiating the outer loss
-    through the DiCE inner step gives unbiased second-order terms.
+    Inner and outer losses are, per task, ``-mean_{n,h}[ magic_box(sum_{h'<=h} log pi) * adj_h ]``
+    over the task's padded ``[N, H]`` array
+    (:func:`~meta_policy_search.meta_algos.objectives.dice_objective`), with the adjusted
+    rewards of :class:`~meta_policy_search.samplers.DiceSampleProcessor` (discounted rewards
+    minus a baseline, standardized); differentiating the outer loss through the DiCE inner step
+    gives the DiCE second-order terms. The samples must come from a ``DiceSampleProcessor``.
 
     Arguments not listed below are those of :class:`VPGMAML`.
 
@@ -50,8 +52,6 @@ class DICEMAML(VPGMAML):
 
     def _check_all_samples(self, all_samples_data: Sequence[SampleBatch]) -> tuple[TensorBatch, ...]:
         for samples in all_samples_data:
-            if samples.adjusted_rewards is None:
-                raise ValueError("DiCE needs adjusted_rewards: process samples with DiceSampleProcessor")
             if samples.mask.shape[-1] != self.max_path_length:
                 raise ValueError(
                     f"samples have H={samples.mask.shape[-1]}, "
@@ -72,8 +72,9 @@ class DICEMAML(VPGMAML):
 class VPG_DICEMAML(DICEMAML):  # noqa: N801 - the original's public name
     """DiCE inner steps, vanilla policy-gradient outer step on GAE advantages (Adam).
 
-    Arguments not listed below are those of :class:`DICEMAML`.
-
+    The inner steps use the DiCE objective of :class:`DICEMAML`; the outer loss is the
+    post-update surrogate ``mean_t[-r A]`` on the GAE advantages. Arguments are those of
+    :class:`DICEMAML`.
     """
 
     def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:

@@ -70,27 +70,57 @@ def log_likelihood_objective(
     return -masked_task_mean(log_likelihood * advantages, mask)
 
 
+def real_episode_task_mean(values: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
+    """Mean of each task's zero-padded ``[N, H]`` array, ``N`` its number of real episodes.
+
+    ``sum(values * mask) / (N * H)``: padded steps of real episodes count in the denominator
+    with value 0, whole padded episodes (``mask[t, r, 0] == 0``) not at all. This is the
+    original ProMP's ``tf.reduce_mean`` over its per-task padded ``[N, H]`` placeholders.
+
+    Args:
+        values: ``[T, R, H]`` per-step values.
+        mask: ``[T, R, H]`` prefix mask, 1 for real steps.
+
+    Returns:
+        ``[T]`` means (0 for a task without real episodes).
+    """
+    total = tf.reduce_sum(values * mask, axis=[1, 2])
+    num_episodes = tf.reduce_sum(mask[..., 0], axis=-1)
+    horizon = tf.cast(tf.shape(mask)[-1], mask.dtype)
+    return total / tf.maximum(num_episodes * horizon, tf.ones_like(total))
+
+
+def real_episode_mean(per_episode: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
+    """Mean of ``[T, R]`` per-episode values over each task's real episodes; returns ``[T]``."""
+    real = mask[..., 0]
+    total = tf.reduce_sum(per_episode * real, axis=-1)
+    return total / tf.maximum(tf.reduce_sum(real, axis=-1), tf.ones_like(total))
+
+
 def dice_objective(
     log_likelihood: tf.Tensor,
     log_likelihood_old: tf.Tensor,
     adjusted_rewards: tf.Tensor,
     mask: tf.Tensor,
 ) -> tf.Tensor:
-    """DiCE objective with a baseline, as a loss.
+    """DiCE objective with a baseline, as a loss (the original ProMP's DiCE-MAML objective).
 
-    ``L_t = -mean_rollouts[ sum_h w_h * adj_h ]`` with
+    ``L_t = -1 / (N_t H) * sum_{n, h} w_{n,h} * adj_{n,h} * mask_{n,h}`` over the ``N_t`` real
+    episodes of task ``t``, with
     ``w_h = exp(sum_{h' <= h} log pi(a_h'|s_h') - stop_gradient(sum_{h' <= h} log pi_old(a_h'|s_h')))``
-    and ``adj_h = gamma^h (r_h + gamma b_{h+1} - b_h)``
-    (:class:`~meta_policy_search.samplers.DiceSampleProcessor`).
+    and ``adj`` the adjusted rewards of
+    :class:`~meta_policy_search.samplers.DiceSampleProcessor`: the discounted rewards
+    ``gamma^h r_h`` minus a baseline, standardized over the task's padded ``[N, H]`` array.
 
     ``pi_old`` is the policy that sampled the data. At ``pi = pi_old`` the weight ``w_h`` is
     DiCE's magic box of the cumulative log-probability (value 1, and every derivative is the
-    DiCE estimator's; Foerster et al., ICML 2018), so its value is the discounted return minus
-    ``b_0`` and its derivatives of all orders are unbiased estimates of the return's. Anchoring
-    the box at ``pi_old`` rather than at ``stop_gradient(log pi)`` makes the objective an
-    ordinary (importance-weighted) function of the parameters, which is what lets finite
-    differences check its meta-gradients, and keeps it correct when the parameters move away
-    from the sampling policy.
+    DiCE estimator's; Foerster et al., "DiCE: The Infinitely Differentiable Monte Carlo
+    Estimator", ICML 2018). Anchoring the box at ``pi_old`` rather than at
+    ``stop_gradient(log pi)`` makes the objective an ordinary (importance-weighted) function of
+    the parameters, which is what lets finite differences check its meta-gradients, and keeps
+    it correct when the parameters move away from the sampling policy. The original summed the
+    log-probabilities of padded steps into the box as well; with a prefix mask that changes
+    only the masked-out entries.
 
     Args:
         log_likelihood: ``[T, R, H]`` log-probabilities under the differentiated policy.
@@ -105,8 +135,7 @@ def dice_objective(
     # latter cancels catastrophically in float32 when H is large.
     log_ratio = (log_likelihood - tf.stop_gradient(log_likelihood_old)) * mask
     weights = tf.exp(tf.cumsum(log_ratio, axis=-1))
-    per_rollout = tf.reduce_sum(weights * adjusted_rewards * mask, axis=-1)
-    return -tf.reduce_mean(per_rollout, axis=-1)
+    return -real_episode_task_mean(weights * adjusted_rewards, mask)
 
 
 def surrogate_objective(ratio: tf.Tensor, advantages: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
@@ -125,16 +154,68 @@ def clipped_surrogate_objective(
     return -masked_task_mean(tf.minimum(ratio * advantages, clipped * advantages), mask)
 
 
-def pre_update_exploration_objective(
+def meta_batch_standardized_rewards(rewards: tf.Tensor, mask: tf.Tensor, eps: float = 1e-8) -> tf.Tensor:
+    """Rewards standardized over the real steps of all tasks: ``(r - mean) / (std + eps)``.
+
+    The original ProMP's ``adj_avg_rewards`` (``MetaSampleProcessor``), with the mean and the
+    population standard deviation over every real step of the meta-batch.
+
+    Args:
+        rewards: ``[T, R, H]``.
+        mask: ``[T, R, H]``, 1 for real steps.
+        eps: added to the standard deviation.
+
+    Returns:
+        ``[T, R, H]`` standardized rewards, 0 on padding.
+    """
+    count = tf.maximum(tf.reduce_sum(mask), tf.ones([], mask.dtype))
+    mean = tf.reduce_sum(rewards * mask) / count
+    std = tf.sqrt(tf.reduce_sum(tf.square(rewards - mean) * mask) / count)
+    return (rewards - mean) / (std + eps) * mask
+
+
+def exploration_objective(
+    pre_update_log_likelihood: tf.Tensor,
+    pre_update_mask: tf.Tensor,
+    post_update_rewards: tf.Tensor,
+    post_update_mask: tf.Tensor,
+) -> tf.Tensor:
+    """E-MAML's pre-update sampling term as the original ProMP code computed it.
+
+    ``L_t = -mean_h[ adj_t,h ] * mean_h[ log pi_theta(a_h|s_h) ]`` with the first mean over the
+    real post-update steps of task ``t``, ``adj`` the post-update rewards standardized over the
+    whole meta-batch (:func:`meta_batch_standardized_rewards`, held constant), and the second
+    mean over the real pre-update (step 0) steps of task ``t``: the task's standardized
+    post-update reward credited to every pre-update action (Stadie et al., "Some considerations
+    on learning to explore via meta-reinforcement learning", 2018; Al-Shedivat et al. 2018).
+
+    Args:
+        pre_update_log_likelihood: ``[T, R, H]`` log-probabilities of the step-0 actions under
+            the differentiated pre-update parameters.
+        pre_update_mask: ``[T, R, H]``.
+        post_update_rewards: ``[T, R', H]`` rewards of the last (post-update) batch.
+        post_update_mask: ``[T, R', H]``.
+
+    Returns:
+        ``[T]`` per-task losses.
+    """
+    adjusted = tf.stop_gradient(meta_batch_standardized_rewards(post_update_rewards, post_update_mask))
+    return -masked_task_mean(adjusted, post_update_mask) * masked_task_mean(
+        pre_update_log_likelihood, pre_update_mask
+    )
+
+
+def paper_exploration_objective(
     pre_update_log_likelihood: tf.Tensor, pre_update_mask: tf.Tensor, post_update_returns: tf.Tensor
 ) -> tf.Tensor:
-    """E-MAML's term that credits the pre-update sampling distribution with post-update return.
+    """E-MAML's term in the paper's trajectory form, with a leave-one-out baseline.
 
-    ``L_t = -mean_rollouts[ sum_h log pi(a_h|s_h) ] * stop_gradient(J_t - b_t)``: a score-function
-    estimate of how the pre-update policy's exploration changes the return ``J_t`` reached after
-    adaptation (Al-Shedivat et al. 2018; Stadie et al., "Some considerations on learning to
-    explore via meta-RL", 2018). ``b_t`` is the mean of the *other* tasks' ``J`` (leave-one-out,
-    so the baseline adds no bias); with a single task it is 0.
+    ``L_t = -mean_n[ sum_h log pi(a_h|s_h) ] * stop_gradient(J_t - b_t)``, the mean over the
+    task's real episodes ``n``: a score-function estimate of how the pre-update policy's
+    exploration changes the return ``J_t`` reached after adaptation (Stadie et al., "Some
+    considerations on learning to explore via meta-RL", 2018; Al-Shedivat et al. 2018).
+    ``b_t`` is the mean of the *other* tasks' ``J`` (leave-one-out, so the baseline adds no
+    bias); with a single task it is 0.
 
     Args:
         pre_update_log_likelihood: ``[T, R, H]`` log-probabilities of the pre-update actions.
@@ -150,4 +231,4 @@ def pre_update_exploration_objective(
     )
     centred = tf.stop_gradient(post_update_returns - tf.where(num_tasks > 1.0, others, 0.0))
     trajectory_log_likelihood = tf.reduce_sum(pre_update_log_likelihood * pre_update_mask, axis=-1)
-    return -tf.reduce_mean(trajectory_log_likelihood, axis=-1) * centred
+    return -real_episode_mean(trajectory_log_likelihood, pre_update_mask) * centred

@@ -21,12 +21,15 @@ class ProMP(MAMLAlgo):
 
     Outer loss (minimised with Adam for ``num_ppo_steps`` steps on the same samples)::
 
-        L(theta) = mean_t[ -min(r A, clip(r, 1 - eps, 1 + eps) A) ]      on D_K, theta_K(theta)
-                 + sum_k eta_k * mean_t[ KL(pi_old_k || pi_{theta_k}) ]   on D_k, k < K
+        L(theta) = mean_t[ -min(r A, clip(r, 1 - eps, 1 + eps) A) ]        on D_K, theta_K(theta)
+                 + mean_k[ eta_k * mean_t[ KL(pi_old_k || pi_{theta_k}) ] ] on D_k, k < K
 
-    with ``r = pi_{theta_K} / pi_old_K``. ``eps = clip_eps * anneal_factor ** n`` after ``n``
-    outer steps. With ``adaptive_inner_kl_penalty``, after each outer step ``eta_k`` is halved
-    if ``KL_k < target_inner_step / 1.5`` and doubled if ``KL_k > 1.5 * target_inner_step``.
+    with ``r = pi_{theta_K} / pi_old_K``. The KL penalty is the *mean* over the ``K`` inner
+    steps, as in the original code (``tf.reduce_mean(inner_kl_coeff * mean_inner_kl_per_step)``):
+    with ``K > 1`` each ``eta_k`` weighs ``1 / K`` of what a sum would give it.
+    ``eps = clip_eps * anneal_factor ** n`` after ``n`` outer steps. With
+    ``adaptive_inner_kl_penalty``, after each outer step ``eta_k`` is halved if
+    ``KL_k < target_inner_step / 1.5`` and doubled if ``KL_k > 1.5 * target_inner_step``.
 
     Arguments not listed below are those of :class:`MAMLAlgo`.
 
@@ -108,7 +111,7 @@ class ProMP(MAMLAlgo):
             ratio, post.advantages, post.mask, self.current_clip_eps
         )
         kls = self._inner_kls(chain, batches)
-        return tf.reduce_mean(surrogate) + tf.reduce_sum(self.inner_kl_coeffs * kls), kls
+        return tf.reduce_mean(surrogate) + tf.reduce_mean(self.inner_kl_coeffs * kls), kls
 
     def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
         """ProMP's outer loss (see the class docstring) at the current parameters."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from meta_policy_search.meta_algos.base import MAMLAlgo
+from meta_policy_search.meta_algos.base import MAMLAlgo, check_exploration_type
 from meta_policy_search.optimizers import ConjugateGradientOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 
@@ -21,6 +21,8 @@ class TRPOMAML(MAMLAlgo):
         step_size: the KL trust region.
         inner_type: ``'likelihood_ratio'`` (LVC), ``'log_likelihood'`` (MAML) or ``'dice'``.
         exploration: add E-MAML's pre-update sampling term (E-MAML-TRPO).
+        exploration_type: ``'original'`` (the original ProMP code's term) or ``'emaml_paper'``
+            (see :meth:`MAMLAlgo.exploration_loss`).
         cg_iters: conjugate-gradient iterations.
         hvp_approach: ``'exact'`` or ``'finite_difference'`` Hessian-vector products.
         jit_compile: compile the graphs with XLA. On by default here (off for the other
@@ -43,6 +45,7 @@ class TRPOMAML(MAMLAlgo):
         cg_iters: int = 10,
         hvp_approach: str = "exact",
         jit_compile: bool = True,
+        exploration_type: str = "original",
     ) -> None:
         super().__init__(
             policy, inner_lr, meta_batch_size, num_inner_grad_steps,
@@ -52,6 +55,7 @@ class TRPOMAML(MAMLAlgo):
             raise ValueError(f"step_size must be > 0, got {step_size!r}")
         self.step_size = float(step_size)
         self.exploration = bool(exploration)
+        self.exploration_type = check_exploration_type(exploration_type)
         self.optimizer = ConjugateGradientOptimizer(
             cg_iters=cg_iters, hvp_approach=hvp_approach, jit_compile=self.jit_compile
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from meta_policy_search.meta_algos.base import MAMLAlgo
+from meta_policy_search.meta_algos.base import MAMLAlgo, check_exploration_type
 from meta_policy_search.optimizers import MAMLFirstOrderOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 
@@ -21,6 +21,8 @@ class VPGMAML(MAMLAlgo):
         inner_type: ``'likelihood_ratio'`` (LVC-VPG), ``'log_likelihood'`` (VPG-MAML) or
             ``'dice'``.
         exploration: add E-MAML's pre-update sampling term (E-MAML-VPG).
+        exploration_type: ``'original'`` (the original ProMP code's term) or ``'emaml_paper'``
+            (see :meth:`MAMLAlgo.exploration_loss`).
         num_outer_steps: Adam steps per meta-iteration (1 is vanilla policy gradient).
     """
 
@@ -37,6 +39,7 @@ class VPGMAML(MAMLAlgo):
         first_order: bool = False,
         num_outer_steps: int = 1,
         jit_compile: bool = False,
+        exploration_type: str = "original",
     ) -> None:
         super().__init__(
             policy, inner_lr, meta_batch_size, num_inner_grad_steps,
@@ -44,6 +47,7 @@ class VPGMAML(MAMLAlgo):
         )
         self.learning_rate = float(learning_rate)
         self.exploration = bool(exploration)
+        self.exploration_type = check_exploration_type(exploration_type)
         self.optimizer = MAMLFirstOrderOptimizer(
             learning_rate=learning_rate, max_epochs=num_outer_steps, jit_compile=self.jit_compile
         )

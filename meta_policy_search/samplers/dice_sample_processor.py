@@ -1,61 +1,64 @@
-"""Sample processing for the DiCE objective: adds discounted baseline-adjusted rewards."""
+"""Sample processing for the DiCE objective: adds the baseline-adjusted discounted rewards."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from meta_policy_search.baselines.base import Baseline
-from meta_policy_search.samplers.meta_sample_processor import MetaSampleProcessor
+from meta_policy_search.baselines.linear_baseline import LinearTimeBaseline
+from meta_policy_search.samplers.meta_sample_processor import (
+    MetaSampleProcessor,
+    fit_predict_baselines,
+)
 from meta_policy_search.types import PathBatch
 from meta_policy_search.utils import rl_math
 
 
 class DiceSampleProcessor(MetaSampleProcessor):
-    """:class:`MetaSampleProcessor` plus the baseline-adjusted rewards of the DiCE objective.
+    """:class:`MetaSampleProcessor` plus the adjusted rewards of the DiCE objective.
 
-    On real steps (0 on padding), with ``b_{t+1} = 0`` after an episode's last real step::
+    As the original ProMP's ``DiceSampleProcessor``, for each task separately::
 
-        adjusted_rewards_t = gamma^t * (r_t + gamma * b_{t+1} - b_t)
+        discounted_rewards_h = gamma^h * r_h
+        reward_baseline.fit(discounted_rewards)                  # e.g. LinearTimeBaseline
+        adjusted_rewards_h   = discounted_rewards_h - reward_baseline(h)
+        if normalize_adv:  adjusted_rewards = (adjusted_rewards - mean) / (std + 1e-8)
+        if positive_adv:   adjusted_rewards = adjusted_rewards - min + 1e-8
 
-    **Why these rewards.** The DiCE objective (Foerster et al. 2018, "DiCE: the infinitely
-    differentiable Monte-Carlo estimator") over one episode is::
+    where ``mean``, ``std`` and ``min`` are taken over the task's zero-padded ``[N, H]`` array:
+    every time step of its ``N`` real episodes, including the zeros after an episode ended
+    (whole padded episodes, see :func:`~meta_policy_search.utils.rl_math.real_episodes`, do not
+    count). The DiCE objective
+    (:func:`~meta_policy_search.meta_algos.objectives.dice_objective`) weights
+    ``adjusted_rewards_h`` with the magic box of the log-probabilities of steps ``0..h``; the
+    baseline is subtracted from each discounted reward, not from the reward-to-go (Foerster et
+    al. 2018, "DiCE: the infinitely differentiable Monte-Carlo estimator"; Mao et al. 2019, "A
+    baseline for any order gradient estimation in stochastic computation graphs").
 
-        L = sum_t magic_box(sum_{t' <= t} log pi_t') * adjusted_rewards_t
-
-    where ``magic_box(x) = exp(x - stop_gradient(x))`` evaluates to 1 and has gradient
-    ``grad magic_box(x) = magic_box(x) * grad x``. Its first-order gradient is therefore::
-
-        grad L = sum_t (sum_{t' <= t} grad log pi_t') * adjusted_rewards_t
-               = sum_t' grad log pi_t' * sum_{t >= t'} adjusted_rewards_t
-
-    and the inner sum telescopes, because each ``gamma^{t+1} b_{t+1}`` added at step ``t`` is
-    removed at step ``t + 1`` and the last one is 0::
-
-        sum_{t >= t'} gamma^t (r_t + gamma b_{t+1} - b_t)
-            = sum_{t >= t'} gamma^t r_t - gamma^t' b_t'
-            = gamma^t' (R_t' - b_t')
-
-    with ``R_t'`` the discounted reward-to-go. Hence
-    ``grad L = sum_t' grad log pi_t' * gamma^t' * (R_t' - b_t')``, the policy gradient with
-    baseline ``b``; the baseline lowers the variance of the DiCE estimator (Mao et al. 2019,
-    "A baseline for any order gradient estimation in stochastic computation graphs") without
-    biasing it. Over a full episode ``sum_t adjusted_rewards_t = sum_t gamma^t r_t - b_0``.
-
-    The GAE advantages are computed exactly as by :class:`MetaSampleProcessor` (the VPG-DiCE
-    outer step uses them).
+    The returns, the GAE advantages (fitted with ``baseline``; the VPG-DiCE outer step uses
+    them) and their normalization are exactly those of :class:`MetaSampleProcessor`, like the
+    original's ``return_baseline`` advantages. The adjusted rewards are 0 on padded steps (the
+    objective masks them anyway).
 
     Args:
-        baseline: a :class:`~meta_policy_search.baselines.Baseline`, refit on each task.
+        baseline: the baseline of the returns and GAE advantages (:class:`MetaSampleProcessor`).
         max_path_length: ``H``; every processed batch must have this time dimension.
         discount: ``gamma`` in ``[0, 1]``.
         gae_lambda: GAE ``lambda`` in ``[0, 1]``.
-        normalize_adv: standardize advantages per task (not the adjusted rewards).
-        positive_adv: shift advantages per task so that the smallest is ``1e-8``.
+        normalize_adv: standardize the advantages (over each task's real steps) and the adjusted
+            rewards (over each task's padded ``[N, H]`` array).
+        positive_adv: shift the advantages and the adjusted rewards per task to be positive.
+        reward_baseline: the baseline fitted to the discounted rewards, refit on each task;
+            ``None``: a :class:`~meta_policy_search.baselines.LinearTimeBaseline` (the
+            original's).
 
     Raises:
-        ValueError: if ``max_path_length < 1`` or an argument of :class:`MetaSampleProcessor`
-            is invalid.
+        ValueError: if ``max_path_length < 1``, ``reward_baseline`` is not a
+            :class:`~meta_policy_search.baselines.Baseline` or an argument of
+            :class:`MetaSampleProcessor` is invalid.
     """
+
+    computes_adjusted_rewards = True
 
     def __init__(
         self,
@@ -65,9 +68,17 @@ class DiceSampleProcessor(MetaSampleProcessor):
         gae_lambda: float = 1.0,
         normalize_adv: bool = True,
         positive_adv: bool = False,
+        reward_baseline: Baseline | None = None,
     ) -> None:
         if int(max_path_length) < 1:
             raise ValueError(f"max_path_length must be >= 1, got {max_path_length}")
+        if reward_baseline is None:
+            reward_baseline = LinearTimeBaseline()
+        if not isinstance(reward_baseline, Baseline):
+            raise ValueError(
+                "reward_baseline must be a meta_policy_search.baselines.Baseline (or None for a "
+                f"LinearTimeBaseline), got {type(reward_baseline)}"
+            )
         super().__init__(
             baseline,
             discount=discount,
@@ -76,6 +87,7 @@ class DiceSampleProcessor(MetaSampleProcessor):
             positive_adv=positive_adv,
         )
         self.max_path_length = int(max_path_length)
+        self.reward_baseline = reward_baseline
 
     def _compute_fields(self, paths: PathBatch) -> dict[str, np.ndarray]:
         """Add ``adjusted_rewards`` ``[T, R, H]`` to the fields of :class:`MetaSampleProcessor`."""
@@ -86,9 +98,27 @@ class DiceSampleProcessor(MetaSampleProcessor):
                 f"expected max_path_length = {self.max_path_length}"
             )
         fields = super()._compute_fields(paths)
+        fields["adjusted_rewards"] = self._adjusted_rewards(paths)
+        return fields
+
+    def _adjusted_rewards(self, paths: PathBatch) -> np.ndarray:
+        """The DiCE adjusted rewards of the class docstring, refitting :attr:`reward_baseline`.
+
+        Args:
+            paths: ``[T, R, H]`` rollouts with their mask.
+
+        Returns:
+            ``[T, R, H]`` float32 adjusted rewards, 0 on padded steps.
+        """
         rewards = np.asarray(paths.rewards, dtype=np.float32)
         mask = np.asarray(paths.mask, dtype=np.float32)
-        fields["adjusted_rewards"] = rl_math.baseline_adjusted_rewards(
-            rewards, fields["baselines"], mask, self.discount
-        ).astype(np.float32)
-        return fields
+        discounted = rl_math.discounted_rewards(rewards, mask, self.discount)
+        reward_baselines = fit_predict_baselines(
+            self.reward_baseline, np.asarray(paths.observations), discounted, mask
+        )
+        adjusted = (discounted.astype(np.float64) - reward_baselines) * mask
+        if self.normalize_adv:
+            adjusted = rl_math.standardize_real_episodes(adjusted, mask)
+        if self.positive_adv:
+            adjusted = rl_math.shift_real_episodes_to_positive(adjusted, mask)
+        return (adjusted * mask).astype(np.float32)

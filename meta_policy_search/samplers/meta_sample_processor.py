@@ -50,6 +50,27 @@ def check_path_batch(paths: PathBatch) -> None:
         )
 
 
+def fit_predict_baselines(
+    baseline: Baseline, observations: np.ndarray, targets: np.ndarray, mask: np.ndarray
+) -> np.ndarray:
+    """Fit ``baseline`` on each task's targets in turn and predict them.
+
+    Args:
+        baseline: refit on every task (its state after the call is the last task's fit).
+        observations: ``[T, R, H, obs_dim]``.
+        targets: ``[T, R, H]`` regression targets (e.g. discounted returns).
+        mask: ``[T, R, H]``, 1 for real steps; padded steps take no part in the fit.
+
+    Returns:
+        ``[T, R, H]`` float32 predictions, 0 on padding.
+    """
+    predictions = np.zeros(targets.shape, dtype=np.float32)
+    for task in range(targets.shape[0]):
+        baseline.fit(observations[task], targets[task], mask[task])
+        predictions[task] = baseline.predict(observations[task], mask[task])
+    return predictions * mask
+
+
 class MetaSampleProcessor:
     """Compute returns, per-task baselines and GAE advantages for all tasks of an inner step.
 
@@ -71,6 +92,8 @@ class MetaSampleProcessor:
         positive_adv: shift advantages per task so that the smallest is ``1e-8``.
 
     Attributes:
+        computes_adjusted_rewards: whether the batches hold DiCE's ``adjusted_rewards`` (False
+            here; algorithms with DiCE objectives need a processor where it is True).
         last_statistics: the statistics of the last :meth:`process_samples` call (keys with the
             ``log_prefix``), empty before the first call.
 
@@ -78,6 +101,8 @@ class MetaSampleProcessor:
         ValueError: if ``discount`` or ``gae_lambda`` is outside ``[0, 1]`` or ``baseline`` is
             not a :class:`~meta_policy_search.baselines.Baseline`.
     """
+
+    computes_adjusted_rewards: bool = False
 
     def __init__(
         self,
@@ -137,7 +162,7 @@ class MetaSampleProcessor:
         mask = np.asarray(paths.mask, dtype=np.float32)
         observations = np.asarray(paths.observations)
         returns = rl_math.masked_discounted_returns(rewards, mask, self.discount)
-        baselines = self._fit_predict_baselines(observations, returns, mask)
+        baselines = fit_predict_baselines(self.baseline, observations, returns, mask)
         advantages = rl_math.compute_gae(
             rewards, baselines, mask, self.discount, self.gae_lambda
         )
@@ -150,16 +175,6 @@ class MetaSampleProcessor:
             "baselines": baselines.astype(np.float32),
             "advantages": advantages.astype(np.float32),
         }
-
-    def _fit_predict_baselines(
-        self, observations: np.ndarray, returns: np.ndarray, mask: np.ndarray
-    ) -> np.ndarray:
-        """Fit the baseline on each task's returns and predict them: ``[T, R, H]`` float32."""
-        baselines = np.zeros(returns.shape, dtype=np.float32)
-        for task in range(returns.shape[0]):
-            self.baseline.fit(observations[task], returns[task], mask[task])
-            baselines[task] = self.baseline.predict(observations[task], mask[task])
-        return baselines * mask
 
     def _path_statistics(
         self, paths: PathBatch, returns: np.ndarray, log_prefix: str

@@ -456,9 +456,22 @@ def build_sample_processor(config: MetaRLConfig) -> Any:
 
 
 def build_dice_sample_processor(config: MetaRLConfig) -> Any:
-    """A ``DiceSampleProcessor`` (adds the baseline-adjusted rewards of the DiCE objective)."""
+    """A ``DiceSampleProcessor`` (adds the baseline-adjusted rewards of the DiCE objective).
+
+    The returns and GAE advantages use ``config.baseline``; the adjusted rewards use
+    ``config.dice_baseline`` (configs without that field, e.g. TRPO-MAML's with
+    ``--inner_type dice``: ``LinearTimeBaseline``, the original's).
+
+    Raises:
+        ValueError: if a baseline name is not a class of ``meta_policy_search.baselines``.
+    """
+    from meta_policy_search import baselines
     from meta_policy_search.samplers import DiceSampleProcessor
 
+    dice_baseline = getattr(config, "dice_baseline", "LinearTimeBaseline")
+    names = [name for name in baselines.__all__ if name != "Baseline"]  # not the abstract base
+    if dice_baseline not in names:
+        raise ValueError(f"dice_baseline must be one of {names}, got {dice_baseline!r}")
     return DiceSampleProcessor(
         baseline=build_baseline(config),
         max_path_length=resolved_horizon(config),
@@ -466,6 +479,7 @@ def build_dice_sample_processor(config: MetaRLConfig) -> Any:
         gae_lambda=config.gae_lambda,
         normalize_adv=config.normalize_adv,
         positive_adv=config.positive_adv,
+        reward_baseline=getattr(baselines, dice_baseline)(),
     )
 
 

@@ -159,3 +159,7 @@ class DiceMAMLConfig(MetaRLConfig):
 
     learning_rate: float = 1e-3
     """Adam learning rate of the outer step."""
+    dice_baseline: str = "LinearTimeBaseline"
+    """Baseline class fitted to the discounted rewards for DiCE's adjusted rewards (the
+    original's); ``baseline`` is the one of the returns and GAE advantages (VPG-DiCE's outer
+    step)."""

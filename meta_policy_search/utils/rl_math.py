@@ -3,7 +3,10 @@
 Every function is stateless and works on arrays whose **last axis is time** ``h = 0..H-1``
 (typically ``[T, R, H]``: tasks, rollouts, steps). A float ``mask_t`` marks real steps with 1 and
 padding after the end of an episode with 0; the masks are assumed to be *prefix* masks
-(``1 ... 1 0 ... 0`` along time), which is what the samplers produce. Outputs are 0 on padding.
+(``1 ... 1 0 ... 0`` along time), which is what the samplers produce. Outputs are 0 on padding,
+except for :func:`standardize_real_episodes` and :func:`shift_real_episodes_to_positive`, which
+reproduce the original ProMP's statistics over zero-padded ``[N, H]`` arrays of the ``N`` real
+episodes (an episode is real iff its first step is, so whole padded episodes never count).
 
 Computation happens in float64; results are cast back to the dtype of the main input.
 """
@@ -152,34 +155,113 @@ def compute_gae(
     return adv.astype(r_t.dtype)
 
 
-def baseline_adjusted_rewards(
-    r_t: np.ndarray, b_t: np.ndarray, mask_t: np.ndarray, discount: float
-) -> np.ndarray:
-    """Discounted, baseline-adjusted rewards for the DiCE objective.
+def discounted_rewards(r_t: np.ndarray, mask_t: np.ndarray, discount: float) -> np.ndarray:
+    """Rewards discounted to the start of their episode: ``discount^h * r_h``.
 
-    ``a_t = discount^t * (r_t + discount * b_{t+1} - b_t)`` on real steps (``b = 0`` after the
-    episode's last real step), 0 on padding. Summed over ``t >= t'`` they telescope to
-    ``discount^t' * (G_t' - b_t')``, so ``sum_t a_t = sum_t discount^t r_t - b_0`` per episode.
+    The original ProMP's DiCE ``discounted_rewards`` (``DiceSampleProcessor``): each reward
+    weighted by the discount of its time step, with no sum over the future.
 
     Args:
         r_t: ``[..., H]`` rewards.
-        b_t: ``[..., H]`` baseline values (values on padding are ignored).
         mask_t: ``[..., H]`` mask, 1 for real steps and 0 for padding.
         discount: ``gamma`` in ``[0, 1]``.
 
     Returns:
-        ``[..., H]`` adjusted rewards, dtype of ``r_t``.
+        ``[..., H]`` discounted rewards, 0 on padding, dtype of ``r_t``.
 
     Raises:
         ValueError: on non-float inputs, mismatched shapes or a discount outside ``[0, 1]``.
     """
     r_t = _check_float("r_t", r_t)
-    b_t = _check_float("b_t", b_t)
     mask_t = _check_float("mask_t", mask_t)
-    _check_same_shape(r_t=r_t, b_t=b_t, mask_t=mask_t)
+    _check_same_shape(r_t=r_t, mask_t=mask_t)
     discount = _check_discount("discount", discount)
+    m = mask_t.astype(np.float64)
     powers = discount ** np.arange(r_t.shape[-1], dtype=np.float64)
-    return (powers * _td_errors(r_t, b_t, mask_t, discount)).astype(r_t.dtype)
+    return (powers * np.where(m > 0, r_t.astype(np.float64), 0.0) * m).astype(r_t.dtype)
+
+
+def real_episodes(mask_t: np.ndarray) -> np.ndarray:
+    """Which episodes are real: ``mask[..., r, 0] == 1``.
+
+    A sampler may pad the episode axis with whole all-zero-mask episodes (so that tasks with
+    fewer episodes fit one array); those are not real episodes.
+
+    Args:
+        mask_t: ``[..., R, H]`` prefix mask.
+
+    Returns:
+        ``[..., R]`` boolean array.
+
+    Raises:
+        ValueError: if ``mask_t`` is not a float array of rank >= 2.
+    """
+    mask_t = _check_float("mask_t", mask_t, min_rank=2)
+    return mask_t[..., 0] > 0
+
+
+def _real_episode_entries(x_t: np.ndarray, mask_t: np.ndarray) -> np.ndarray:
+    """float64 ``[..., R, H]`` weights: 1 on every step of a real episode (padding included)."""
+    x_t = _check_float("x_t", x_t, min_rank=2)
+    mask_t = _check_float("mask_t", mask_t, min_rank=2)
+    _check_same_shape(x_t=x_t, mask_t=mask_t)
+    return np.broadcast_to(real_episodes(mask_t)[..., None], x_t.shape).astype(np.float64)
+
+
+def standardize_real_episodes(x_t: np.ndarray, mask_t: np.ndarray, eps: float = 1e-8) -> np.ndarray:
+    """Standardize each task's zero-padded ``[N, H]`` array of ``N`` real episodes.
+
+    ``(x - mean) / (std + eps)`` with the mean and (population) standard deviation over all
+    ``N x H`` entries of the task's real episodes, *including* the time steps after an episode
+    ended (the original ProMP's DiCE normalization of its padded ``[N, H]`` arrays). Whole padded
+    episodes (:func:`real_episodes`) are left out of the statistics.
+
+    Args:
+        x_t: ``[..., R, H]`` values; their values on padded steps of real episodes are used as
+            they are (pass zeros to reproduce the original's zero padding).
+        mask_t: ``[..., R, H]`` prefix mask.
+        eps: added to the standard deviation.
+
+    Returns:
+        ``[..., R, H]`` standardized values on every step of a real episode (padding included),
+        0 on whole padded episodes; dtype of ``x_t``.
+
+    Raises:
+        ValueError: on non-float inputs, rank < 2 or mismatched shapes.
+    """
+    entries = _real_episode_entries(x_t, mask_t)
+    x = np.where(entries > 0, np.asarray(x_t, dtype=np.float64), 0.0)
+    count = np.maximum(np.sum(entries, axis=(-2, -1), keepdims=True), 1.0)
+    mean = np.sum(x * entries, axis=(-2, -1), keepdims=True) / count
+    std = np.sqrt(np.sum((x - mean) ** 2 * entries, axis=(-2, -1), keepdims=True) / count)
+    return ((x - mean) / (std + eps) * entries).astype(np.asarray(x_t).dtype)
+
+
+def shift_real_episodes_to_positive(
+    x_t: np.ndarray, mask_t: np.ndarray, eps: float = 1e-8
+) -> np.ndarray:
+    """Shift each task's zero-padded ``[N, H]`` array so that its smallest entry is ``eps``.
+
+    ``x - min(x) + eps`` with the minimum over all ``N x H`` entries of the task's real episodes,
+    including the steps after an episode ended (as the original ProMP's DiCE processor).
+
+    Args:
+        x_t: ``[..., R, H]`` values (used as they are on padded steps of real episodes).
+        mask_t: ``[..., R, H]`` prefix mask.
+        eps: value of the smallest shifted entry.
+
+    Returns:
+        ``[..., R, H]`` shifted values on every step of a real episode, 0 on whole padded
+        episodes; dtype of ``x_t``.
+
+    Raises:
+        ValueError: on non-float inputs, rank < 2 or mismatched shapes.
+    """
+    entries = _real_episode_entries(x_t, mask_t)
+    x = np.asarray(x_t, dtype=np.float64)
+    minimum = np.min(np.where(entries > 0, x, np.inf), axis=(-2, -1), keepdims=True)
+    minimum = np.where(np.isfinite(minimum), minimum, 0.0)
+    return np.where(entries > 0, x - minimum + eps, 0.0).astype(np.asarray(x_t).dtype)
 
 
 def masked_mean(
