@@ -42,7 +42,8 @@ class Algorithm:
     overrides: tuple[tuple[str, Any], ...] = ()
     """Config fields set on top of the script's config, as ``(field, value)`` pairs."""
     sample_processor: str = "build_sample_processor"
-    """Builder in :mod:`meta_policy_search.utils.experiment` of the script's sample processor."""
+    """Builder in :mod:`meta_policy_search.utils.experiment` of the script's sample processor,
+    used when the script defines no ``make_sample_processor`` of its own."""
 
     @property
     def script_path(self) -> str:
@@ -58,12 +59,15 @@ class Algorithm:
 
         Returns:
             ``(Config, make_algo, make_sample_processor)``: the script's config class and
-            ``make_algo``, and the sample processor builder.
+            ``make_algo``, and the sample processor builder (the script's own
+            ``make_sample_processor`` if it has one, e.g. DiCE's processor for
+            ``--inner_type dice``).
         """
         from meta_policy_search.utils import experiment
 
         module = load_script(self.script)
-        return module.Config, module.make_algo, getattr(experiment, self.sample_processor)
+        builder = getattr(module, "make_sample_processor", None)
+        return module.Config, module.make_algo, builder or getattr(experiment, self.sample_processor)
 
     def matches(self, params: dict[str, Any]) -> bool:
         """Whether a run's ``params.json`` is a run of this algorithm."""

@@ -37,6 +37,7 @@ def make_algo(config: TRPOMAMLConfig, policy):
         step_size=config.step_size,
         inner_type=config.inner_type,
         exploration=config.exploration,
+        exploration_type=config.exploration_type,
         trainable_inner_step_size=config.trainable_inner_step_size,
         first_order=config.first_order,
         jit_compile=config.jit_compile,

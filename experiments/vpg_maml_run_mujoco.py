@@ -30,6 +30,7 @@ def make_algo(config: VPGMAMLConfig, policy):
         learning_rate=config.learning_rate,
         inner_type=config.inner_type,
         exploration=config.exploration,
+        exploration_type=config.exploration_type,
         trainable_inner_step_size=config.trainable_inner_step_size,
         first_order=config.first_order,
         jit_compile=config.jit_compile,

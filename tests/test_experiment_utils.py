@@ -307,3 +307,21 @@ def test_first_order_flag_reaches_the_algorithm(scripts, name):
         )
     difference = np.linalg.norm(gradients[True] - gradients[False]) / np.linalg.norm(gradients[False])
     assert difference > 1e-3
+
+
+@pytest.mark.parametrize("name", ["e_maml_trpo_run_mujoco", "e_maml_vpg_run_mujoco"])
+def test_exploration_type_flag_reaches_the_algorithm(scripts, name):
+    import tensorflow as tf
+
+    from meta_policy_search.policies import MetaGaussianMLPPolicy
+
+    flags = ["--meta_batch_size", "2", "--hidden_sizes", "4", "--max_path_length", "3"]
+    for exploration_type in ("original", "emaml_paper"):
+        config, _ = parse_config(scripts[name].Config, flags + ["--exploration_type", exploration_type])
+        policy = MetaGaussianMLPPolicy(2, 2, 2, hidden_sizes=(4,), seed=0, dtype=tf.float64)
+        algo = scripts[name].make_algo(config, policy)
+        assert algo.exploration and algo.exploration_type == exploration_type
+    config, _ = parse_config(scripts[name].Config, flags + ["--exploration_type", "bogus"])
+    policy = MetaGaussianMLPPolicy(2, 2, 2, hidden_sizes=(4,), seed=0, dtype=tf.float64)
+    with pytest.raises(ValueError, match="exploration_type must be one of"):
+        scripts[name].make_algo(config, policy)

@@ -137,6 +137,8 @@ class TRPOMAMLConfig(MetaRLConfig):
     """Inner objective: ``log_likelihood`` (MAML), ``likelihood_ratio`` (LVC) or ``dice``."""
     exploration: bool = False
     """Add E-MAML's exploration term."""
+    exploration_type: str = "original"
+    """Form of E-MAML's term: ``original`` (the original ProMP code's) or ``emaml_paper``."""
     jit_compile: bool = True
     """Compile with XLA: 1.2-1.3x faster TRPO steps (``benchmarks/results/algo_steps.md``)."""
 
@@ -151,6 +153,8 @@ class VPGMAMLConfig(MetaRLConfig):
     """Inner objective: ``log_likelihood`` (MAML) or ``likelihood_ratio`` (LVC)."""
     exploration: bool = False
     """Add E-MAML's exploration term."""
+    exploration_type: str = "original"
+    """Form of E-MAML's term: ``original`` (the original ProMP code's) or ``emaml_paper``."""
 
 
 @dataclasses.dataclass(frozen=True)
