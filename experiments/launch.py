@@ -23,6 +23,19 @@ from collections import deque
 from typing import IO, Any
 
 
+def split_passthrough_args(argv: list[str] | None) -> tuple[list[str], list[str]]:
+    """Split a command line at ``--``: (the launcher's own arguments, those for every run).
+
+    Args:
+        argv: arguments without the program name; ``None`` reads ``sys.argv[1:]``.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" not in argv:
+        return argv, []
+    split = argv.index("--")
+    return argv[:split], argv[split + 1:]
+
+
 def run_command(command: list[str], run_dir: str, output_name: str) -> dict[str, Any]:
     """Run ``command`` (its first element is replaced by this process's Python) into ``run_dir``.
 

@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 import plot
 from algorithms import ALGORITHMS, Algorithm, get_algorithm
-from launch import LocalLauncher, RayLauncher
+from launch import LocalLauncher, RayLauncher, split_passthrough_args
 
 from meta_policy_search.envs.registry import ENV_CLASS_NAMES
 from meta_policy_search.utils.experiment import (
@@ -155,11 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
     """The grid's options and the arguments after ``--`` (passed to every run)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    extra_args: list[str] = []
-    if "--" in argv:
-        split = argv.index("--")
-        argv, extra_args = argv[:split], argv[split + 1:]
+    argv, extra_args = split_passthrough_args(None if argv is None else list(argv))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--algos", nargs="+", required=True, metavar="ALGO",
                         help=f"algorithms: {', '.join(ALGORITHMS)}")

@@ -22,7 +22,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from launch import RayLauncher
+from launch import RayLauncher, split_passthrough_args
 
 RESERVED_FLAGS = ("--seed", "--dump_path", "--resume")
 """Flags the sweep sets per run (or that make no sense in a sweep)."""
@@ -70,11 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         0 if every run exited with 0, else 1.
     """
-    argv = list(sys.argv[1:] if argv is None else argv)
-    extra_args: list[str] = []
-    if "--" in argv:
-        split = argv.index("--")
-        argv, extra_args = argv[:split], argv[split + 1:]
+    argv, extra_args = split_passthrough_args(None if argv is None else list(argv))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("script", help="experiment script, e.g. experiments/promp_run_mujoco.py")
     parser.add_argument("--seeds", type=int, nargs="+", required=True, help="one run per seed")
