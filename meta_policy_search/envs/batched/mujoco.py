@@ -91,6 +91,11 @@ class BatchedMujocoEnv(BatchedMetaEnv):
         width = sum(size for _, size in self._fields.values())
         self.rows = np.zeros((num_envs, width))
         self._gather = self._make_gather()
+        # Views into each MjData and each env's row, made once: building a view costs ~0.1 us.
+        self._qpos_views = [data.qpos for data in self.datas]
+        self._qvel_views = [data.qvel for data in self.datas]
+        self._qpos_rows = [row[: self.nq] for row in self.rows]
+        self._qvel_rows = [row[self.nq : self.nq + self.nv] for row in self.rows]
         self.position = np.zeros((num_envs, len(proto._position())))
         self.task = np.zeros((num_envs,) + np.shape(self._task_value()))
         for i in range(num_envs):
@@ -310,13 +315,23 @@ class BatchedMujocoEnv(BatchedMetaEnv):
             )
         models, datas, ctrls, gather = self.models, self.datas, self._ctrl, self._gather
         mj_step, frame_skip = mujoco.mj_step, self.frame_skip
-        rne_post = mujoco.mj_rnePostConstraint if self._contact else None
-        for k, i in enumerate(indices.tolist()):
-            ctrls[i][:] = action[k]
-            mj_step(models[i], datas[i], frame_skip)
-            if rne_post is not None:
-                rne_post(models[i], datas[i])
-            gather(i)
+        if self._contact:
+            rne_post = mujoco.mj_rnePostConstraint
+            for i, action_i in zip(indices.tolist(), action):
+                model, data = models[i], datas[i]
+                ctrls[i][...] = action_i
+                mj_step(model, data, frame_skip)
+                rne_post(model, data)
+                gather(i)
+        else:  # the hot loop of the cheap models: two C calls and three row copies per env
+            qpos_views, qvel_views = self._qpos_views, self._qvel_views
+            qpos_rows, qvel_rows = self._qpos_rows, self._qvel_rows
+            for i, action_i in zip(indices.tolist(), action):
+                data = datas[i]
+                ctrls[i][...] = action_i
+                mj_step(models[i], data, frame_skip)
+                qpos_rows[i][...] = qpos_views[i]
+                qvel_rows[i][...] = qvel_views[i]
         rows = self.rows[indices]
         after = self._positions(rows)
         before = self.position[indices]
