@@ -11,9 +11,10 @@ everything else (velocity, reward terms, termination, observation) is computed f
 envs at once from a ``[k, width]`` array of the fields the env reads.
 
 The batched env holds a private copy of the single env (``proto``): tasks are validated by its
-``set_task`` and reset noise is drawn by its own ``reset(seed=...)`` (the same ``np_random`` draws
-as gymnasium's), then copied into the env's ``MjData``. The rand-params envs step each task's own
-``MjModel`` copy, with the parameters the single env's ``set_task`` writes.
+``set_task``; reset noise is drawn as the robot's ``reset_model`` draws it from
+``np_random(seed)`` (checked against the single env's ``reset(seed=...)`` by the tests). The
+rand-params envs step each task's own ``MjModel`` copy, with the parameters the single env's
+``set_task`` writes.
 
 Results are bit-identical to the single env's (``tests/test_batched_envs.py``): the same float
 operations in the same order (``||a||^2`` via ``matmul``, which calls the same BLAS dot as
@@ -30,10 +31,12 @@ from typing import Any
 import mujoco
 import numpy as np
 from gymnasium.envs.mujoco.ant_v5 import AntEnv
+from gymnasium.envs.mujoco.half_cheetah_v5 import HalfCheetahEnv
 from gymnasium.envs.mujoco.hopper_v5 import HopperEnv
 from gymnasium.envs.mujoco.humanoid_v5 import HumanoidEnv, mass_center
 from gymnasium.envs.mujoco.swimmer_v5 import SwimmerEnv
 from gymnasium.envs.mujoco.walker2d_v5 import Walker2dEnv
+from gymnasium.utils import seeding
 
 from meta_policy_search.envs.batched.base import BatchedMetaEnv, BatchedStep, check_num_tasks
 from meta_policy_search.envs.mujoco_envs import ant_rand_direc, ant_rand_goal, humanoid_rand_direc
@@ -79,7 +82,8 @@ class BatchedMujocoEnv(BatchedMetaEnv):
         super().__init__(num_envs, env.observation_space, env.action_space)
         proto: Any = pickle.loads(pickle.dumps(env))
         self._proto = proto
-        self.model = proto.model
+        # A copy: the rand-params envs' set_task writes into the proto's model.
+        self.model = copy.copy(proto.model)
         self.frame_skip = int(proto.frame_skip)
         self.dt = float(proto.dt)
         self.nq, self.nv = int(self.model.nq), int(self.model.nv)
@@ -91,15 +95,21 @@ class BatchedMujocoEnv(BatchedMetaEnv):
         width = sum(size for _, size in self._fields.values())
         self.rows = np.zeros((num_envs, width))
         self._gather = self._make_gather()
-        # Views into each MjData and each env's row, made once: building a view costs ~0.1 us.
-        self._qpos_views = [data.qpos for data in self.datas]
-        self._qvel_views = [data.qvel for data in self.datas]
-        self._qpos_rows = [row[: self.nq] for row in self.rows]
-        self._qvel_rows = [row[self.nq : self.nq + self.nv] for row in self.rows]
+        self._slots: list[tuple[Any, ...]] = []
+        self._make_slots()
         self.position = np.zeros((num_envs, len(proto._position())))
         self.task = np.zeros((num_envs,) + np.shape(self._task_value()))
         for i in range(num_envs):
             self.task[i] = self._task_value()
+
+    def _make_slots(self) -> None:
+        """Per env: its model, data and the views the hot loop copies between (made once:
+        building a numpy view costs ~0.1 us, a third of a row copy)."""
+        nq, nv = self.nq, self.nv
+        self._slots = [
+            (model, data, data.ctrl, row[:nq], data.qpos, row[nq : nq + nv], data.qvel)
+            for model, data, row in zip(self.models, self.datas, self.rows)
+        ]
 
     # ------------------------------------------------------------------ layout of self.rows
     def _field_layout(self) -> dict[str, tuple[int, int]]:
@@ -289,17 +299,28 @@ class BatchedMujocoEnv(BatchedMetaEnv):
                         getattr(model, name)[:] = getattr(self._proto.model, name)
                     models[id(task)] = model
                 self.models[i] = models[id(task)]
+        if rand_params:
+            self._make_slots()
 
     def reset(self, indices: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
+        """gymnasium's ``reset(seed=...)`` for each env: the same ``np_random`` draws as the
+        robot's ``reset_model`` (uniform position noise; velocity noise uniform, or Gaussian for
+        the half-cheetah and the ant), then ``mj_resetData``, the state and ``mj_forward``."""
         indices = np.asarray(indices)
-        proto_data = self._proto.data
+        proto = self._proto
+        scale, init_qpos, init_qvel = proto._reset_noise_scale, proto.init_qpos, proto.init_qvel
+        gaussian_qvel = isinstance(proto, (HalfCheetahEnv, AntEnv))
         for i, seed in zip(indices.tolist(), seeds):
-            self._proto.reset(seed=int(seed))
+            rng, _ = seeding.np_random(int(seed))
+            qpos = init_qpos + rng.uniform(low=-scale, high=scale, size=self.nq)
+            if gaussian_qvel:
+                qvel = init_qvel + scale * rng.standard_normal(self.nv)
+            else:
+                qvel = init_qvel + rng.uniform(low=-scale, high=scale, size=self.nv)
             model, data = self.models[i], self.datas[i]
             mujoco.mj_resetData(model, data)
-            data.qpos[:] = proto_data.qpos
-            data.qvel[:] = proto_data.qvel
-            data.act[:] = proto_data.act
+            data.qpos[:] = qpos
+            data.qvel[:] = qvel
             mujoco.mj_forward(model, data)
             self._gather(i)
         rows = self.rows[indices]
@@ -323,22 +344,22 @@ class BatchedMujocoEnv(BatchedMetaEnv):
                 mj_step(model, data, frame_skip)
                 rne_post(model, data)
                 gather(i)
-        else:  # the hot loop of the cheap models: two C calls and three row copies per env
-            qpos_views, qvel_views = self._qpos_views, self._qvel_views
-            qpos_rows, qvel_rows = self._qpos_rows, self._qvel_rows
-            for i, action_i in zip(indices.tolist(), action):
-                data = datas[i]
-                ctrls[i][...] = action_i
-                mj_step(models[i], data, frame_skip)
-                qpos_rows[i][...] = qpos_views[i]
-                qvel_rows[i][...] = qvel_views[i]
+        else:  # the hot loop of the cheap models: one C call and three row copies per env
+            slots = self._slots
+            for (model, data, ctrl, qpos_row, qpos, qvel_row, qvel), action_i in zip(
+                map(slots.__getitem__, indices.tolist()), action
+            ):
+                ctrl[...] = action_i
+                mj_step(model, data, frame_skip)
+                qpos_row[...] = qpos
+                qvel_row[...] = qvel
         rows = self.rows[indices]
         after = self._positions(rows)
         before = self.position[indices]
         self.position[indices] = after
         infos = self._step_infos(indices, before, after, action, rows)
         terms = [value for key, value in infos.items() if key.startswith("reward_")]
-        rewards = terms[0].copy()  # Python's sum(): 0 + t0 + t1 + ..., left to right
+        rewards = 0.0 + terms[0]  # Python's sum(): 0 + t0 + t1 + ..., left to right
         for term in terms[1:]:
             rewards += term
         return BatchedStep(self._observations(rows), rewards, self._terminated(rows), infos)
