@@ -33,7 +33,7 @@ import numpy as np
 from gymnasium.envs.mujoco.ant_v5 import AntEnv
 from gymnasium.envs.mujoco.half_cheetah_v5 import HalfCheetahEnv
 from gymnasium.envs.mujoco.hopper_v5 import HopperEnv
-from gymnasium.envs.mujoco.humanoid_v5 import HumanoidEnv, mass_center
+from gymnasium.envs.mujoco.humanoid_v5 import HumanoidEnv
 from gymnasium.envs.mujoco.swimmer_v5 import SwimmerEnv
 from gymnasium.envs.mujoco.walker2d_v5 import Walker2dEnv
 from gymnasium.utils import seeding
@@ -120,7 +120,7 @@ class BatchedMujocoEnv(BatchedMetaEnv):
         if isinstance(self._proto, HumanoidEnv):
             sizes.update(
                 cinert=10 * (model.nbody - 1), cvel=6 * (model.nbody - 1),
-                qfrc_actuator=self.nv - 6, mass_center=2,
+                qfrc_actuator=self.nv - 6, xipos=3 * model.nbody,
             )
         elif isinstance(self._proto, AntEnv):
             sizes["torso_xy"] = 2
@@ -145,27 +145,24 @@ class BatchedMujocoEnv(BatchedMetaEnv):
                 get_state(models[i], datas[i], rows[i], _QPOS_QVEL)
 
             return gather_state
+        # Views into each MjData (valid as long as the data lives), concatenated into the row.
+        views = [self._contact_views(data) for data in datas]
+        concatenate = np.concatenate
+
+        def gather_contact(i: int) -> None:
+            concatenate(views[i], out=rows[i])
+
+        return gather_contact
+
+    def _contact_views(self, data: Any) -> tuple[np.ndarray, ...]:
+        """The Ant's or Humanoid's fields of ``data``, in the order of :meth:`_field_layout`."""
+        common = (data.qpos, data.qvel, data.cfrc_ext.ravel())
         if isinstance(self._proto, HumanoidEnv):
-
-            def gather_humanoid(i: int) -> None:
-                data = datas[i]
-                np.concatenate(
-                    (data.qpos, data.qvel, data.cfrc_ext.ravel(), data.cinert[1:].ravel(),
-                     data.cvel[1:].ravel(), data.qfrc_actuator[6:],
-                     mass_center(models[i], data)),
-                    out=rows[i],
-                )
-
-            return gather_humanoid
-        torso = self.model.body("torso").id
-
-        def gather_ant(i: int) -> None:
-            data = datas[i]
-            np.concatenate(
-                (data.qpos, data.qvel, data.cfrc_ext.ravel(), data.xpos[torso, :2]), out=rows[i]
+            return common + (
+                data.cinert[1:].ravel(), data.cvel[1:].ravel(), data.qfrc_actuator[6:],
+                data.xipos.ravel(),
             )
-
-        return gather_ant
+        return common + (data.xpos[self.model.body("torso").id, :2],)
 
     # ------------------------------------------------------------------ per-env-class maths
     def _task_value(self) -> Any:
@@ -182,7 +179,10 @@ class BatchedMujocoEnv(BatchedMetaEnv):
     def _positions(self, rows: np.ndarray) -> np.ndarray:
         """``[k, p]``: what the single env's ``_position`` returns, for each row."""
         if isinstance(self._proto, HumanoidEnv):
-            return self.field(rows, "mass_center")
+            # gymnasium's mass_center for every row (the same einsum reduction order)
+            body_mass = self.model.body_mass
+            xipos = self.field(rows, "xipos").reshape(len(rows), -1, 3)
+            return (np.einsum("b,nbj->nj", body_mass, xipos) / body_mass.sum())[:, 0:2]
         if isinstance(self._proto, AntEnv):
             return self.field(rows, "torso_xy")
         return self.field(rows, "qpos")[:, 0:1]
