@@ -1,32 +1,47 @@
-"""Sampling throughput: env steps per second of one sampling phase, next to raw MuJoCo.
+"""Sampling throughput of every env of the suite, next to raw MuJoCo physics on all cores.
 
-Measures, in one run on one machine:
+Issue 7's goal: the default executor's env steps/s >= 0.85 x the raw physics steps/s of the same
+model on all cores, measured in the same run. For each MuJoCo env this script measures, in order:
 
-* ``iterative``: :class:`MetaIterativeEnvExecutor`, all envs in this process;
-* ``parallel``: :class:`MetaParallelEnvExecutor` with ``--n_parallel`` workers;
-* ``raw_mj_step``: ``mujoco.mj_step(model, data, nstep=frame_skip)`` in a Python loop on the same
-  model, i.e. the physics of one env step with no gymnasium, reward or policy work: the ceiling
-  for a single core.
+1. ``raw``: ``mujoco.mj_step(model, data, nstep=frame_skip)`` in a Python loop on one
+   ``MjData``, replaying the controls (and episode lengths) of a sampling phase recorded first,
+   run in ``--n_parallel`` processes at once: the physics ceiling of all cores, in env steps/s
+   (the sum of the processes' rates);
+2. ``batched``: one sampling phase of :class:`MetaParallelEnvExecutor` with ``--n_parallel``
+   workers (the default executor) and the env's batched implementation, best of ``--repeats``;
+3. ``per_env``: the same with ``use_batched_env=False`` (the single gymnasium-based envs, the path
+   before issue 7), unless ``--skip_per_env``;
+4. ``raw`` again. The ratios use the mean of the two raw measurements, which bracket the
+   executors' (on a machine shared with other jobs, compare the two: they show the noise).
 
-The default configuration is the paper's half-cheetah meta-batch: ``HalfCheetahRandDirecEnv``
-wrapped in ``normalize``, 40 tasks x 20 rollouts x H = 100 (80,000 env steps per phase) with a
-(64, 64) tanh policy. ``--quick`` runs a small smoke configuration.
+Single-core efficiency, which depends less on the machine's other load: the CPU time per env
+step of the raw replay over that of the batched env stepped in this process
+(:class:`MetaIterativeEnvExecutor`), interleaved in the same process (``cpu_ratio_1core``).
 
-Writes ``benchmarks/results/sampling.json`` and ``sampling.md`` (``--quick`` writes
-``sampling_quick.*``). Usage::
+The point envs have no physics: their row gives the time of one sampling phase (``20 x 20 x
+100`` steps; the goal is <= 0.1 s) with the iterative executor, batched and per-env.
 
-    python benchmarks/sampling_benchmark.py [--quick] [--n_parallel 2] [--repeats 2]
+The configuration is the paper's meta-batch: 40 tasks x 20 rollouts x H = 100 (80,000 env steps
+per phase) with a (64, 64) tanh policy on ``normalize(env)``. ``--quick`` runs a small smoke
+configuration on every env. Writes ``benchmarks/results/sampling.json`` and ``sampling.md``
+(``--quick``: ``sampling_quick.*``). Usage::
+
+    python benchmarks/sampling_benchmark.py [--quick] [--envs HalfCheetahRandDirecEnv ...]
+        [--n_parallel N] [--repeats 2] [--skip_per_env]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing as mp
 import os
 import sys
+import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,13 +49,17 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.machine_info import machine_info  # noqa: E402
-from meta_policy_search.envs import normalize  # noqa: E402
-from meta_policy_search.envs.mujoco_envs import HalfCheetahRandDirecEnv  # noqa: E402
+from meta_policy_search.envs import make_env, normalize  # noqa: E402
+from meta_policy_search.envs.registry import (  # noqa: E402
+    MUJOCO_ENV_CLASS_NAMES,
+    POINT_ENV_CLASS_NAMES,
+)
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP  # noqa: E402
 from meta_policy_search.samplers import (  # noqa: E402
     MetaIterativeEnvExecutor,
     MetaParallelEnvExecutor,
 )
+from meta_policy_search.samplers.parallel_executor import default_num_workers  # noqa: E402
 
 
 def make_policy(num_tasks: int, obs_dim: int, act_dim: int, hidden: tuple[int, ...], seed: int):
@@ -56,117 +75,230 @@ def make_policy(num_tasks: int, obs_dim: int, act_dim: int, hidden: tuple[int, .
     return NumpyGaussianMLP(params)
 
 
-def cpu_seconds(executor) -> float:
-    """CPU time of this process plus, for the parallel executor, of its workers."""
-    total = time.process_time()
-    if isinstance(executor, MetaParallelEnvExecutor):
-        total += sum(worker["cpu_seconds"] for worker in executor.worker_info())
-    return total
+def make_normalized_env_for_benchmark(name: str):
+    """``normalize(make_env(name))`` with the env's default arguments."""
+    return normalize(make_env(name))
 
 
-def time_executor(executor, tasks, policy, num_rollouts: int, repeats: int) -> dict:
-    """Wall and CPU time of ``repeats`` sampling phases (after setting the tasks once).
+# ---------------------------------------------------------------------- raw physics
+def record_controls(env, sizes: dict, tasks, policy, path: Path) -> None:
+    """Save the controls one batched sampling phase applies, ``[episodes, H, nu]`` (NaN-padded).
 
-    CPU time (all processes) per env step does not depend on how busy the machine is, unlike
-    the wall time; on a shared machine it is the more stable number.
+    The raw loop replays them, so that it simulates the same kind of motion (contacts, falls) as
+    the sampler: uniformly random controls make e.g. the half-cheetah ~10 % cheaper to simulate.
     """
+    executor = MetaIterativeEnvExecutor(
+        env, sizes["meta_batch_size"], sizes["rollouts"], sizes["horizon"]
+    )
+    with executor:
+        executor.set_tasks(tasks)
+        paths = executor.collect(policy, sizes["rollouts"], 0)
+    horizon = paths.actions.shape[2]
+    actions = paths.actions.reshape(-1, horizon, paths.actions.shape[-1])
+    controls = env.action(actions).astype(np.float64)
+    controls[paths.mask.reshape(-1, horizon) == 0] = np.nan
+    np.save(path, controls)
+
+
+def raw_physics(name: str, controls_path: str, num_env_steps: int, first_episode: int) -> dict:
+    """Replay recorded controls with ``mj_step(nstep=frame_skip)`` on one ``MjData``.
+
+    Each episode starts from ``mj_resetData`` and runs for its recorded length; episodes are
+    replayed from ``first_episode`` on (cyclically) until ``num_env_steps`` env steps.
+    """
+    import mujoco
+
+    inner = make_normalized_env_for_benchmark(name).unwrapped
+    model, frame_skip = inner.model, int(inner.frame_skip)
+    data = mujoco.MjData(model)
+    controls = np.load(controls_path)
+    lengths = np.sum(~np.isnan(controls[..., 0]), axis=1)
+    step, reset, ctrl = mujoco.mj_step, mujoco.mj_resetData, data.ctrl
+    done, episode = 0, first_episode
+    start, cpu_start = time.perf_counter(), time.process_time()
+    while done < num_env_steps:
+        episode_controls = controls[episode % len(controls)]
+        reset(model, data)
+        for h in range(min(lengths[episode % len(controls)], num_env_steps - done)):
+            ctrl[:] = episode_controls[h]
+            step(model, data, frame_skip)
+            done += 1
+        episode += 1
+    return {
+        "env_steps": done,
+        "seconds": time.perf_counter() - start,
+        "cpu_seconds": time.process_time() - cpu_start,
+        "frame_skip": frame_skip,
+    }
+
+
+def _raw_worker(args: tuple[str, str, int, int]) -> dict:
+    return raw_physics(*args)
+
+
+def raw_all_cores(name: str, controls_path: Path, num_processes: int, num_env_steps: int) -> dict:
+    """:func:`raw_physics` in ``num_processes`` processes at once; rates summed over them."""
+    context = mp.get_context("spawn")
+    jobs = [(name, str(controls_path), num_env_steps, 97 * k) for k in range(num_processes)]
+    with context.Pool(num_processes) as pool:
+        pool.map(_raw_worker, [(n, c, 200, e) for n, c, _, e in jobs])  # warm up
+        results = pool.map(_raw_worker, jobs)
+    return {
+        "processes": num_processes,
+        "env_steps_per_s": sum(r["env_steps"] / r["seconds"] for r in results),
+        "per_process": results,
+    }
+
+
+# ---------------------------------------------------------------------- executors
+def time_executor(executor, tasks, policy, num_rollouts: int, repeats: int) -> dict:
+    """Wall and CPU time (this process) of ``repeats`` sampling phases; the best phase counts."""
     executor.set_tasks(tasks)
     times, cpu_times, steps = [], [], 0
     for phase in range(repeats):
-        cpu_start, start = cpu_seconds(executor), time.perf_counter()
+        cpu_start, start = time.process_time(), time.perf_counter()
         paths = executor.collect(policy, num_rollouts, phase)
         times.append(time.perf_counter() - start)
-        cpu_times.append(cpu_seconds(executor) - cpu_start)
+        cpu_times.append(time.process_time() - cpu_start)
         steps = paths.num_env_steps
-    best = min(times)
     return {
         "env_steps_per_phase": steps,
         "phase_seconds": times,
-        "phase_cpu_seconds": cpu_times,
-        "best_phase_seconds": best,
-        "env_steps_per_s": steps / best,
-        "env_steps_per_cpu_s": steps / min(cpu_times),
+        "best_phase_seconds": min(times),
+        "env_steps_per_s": steps / min(times),
+        "env_steps_per_cpu_s_this_process": steps / max(min(cpu_times), 1e-9),
     }
 
 
-def time_raw_mujoco(env, num_env_steps: int, seed: int) -> dict:
-    """``mj_step`` throughput on the env's own model, in env-step equivalents."""
-    import mujoco
-
-    inner = env.unwrapped
-    model, frame_skip = inner.model, inner.frame_skip
-    data = mujoco.MjData(model)
-    rng = np.random.default_rng(seed)
-    controls = rng.uniform(-1, 1, size=(1000, model.nu))
-    start, cpu_start = time.perf_counter(), time.process_time()
-    for i in range(num_env_steps):
-        if i % 1000 == 0:
-            mujoco.mj_resetData(model, data)
-        data.ctrl[:] = controls[i % 1000]
-        mujoco.mj_step(model, data, nstep=frame_skip)
-    elapsed = time.perf_counter() - start
-    cpu = time.process_time() - cpu_start
-    return {
-        "env_steps_per_cpu_s": num_env_steps / cpu,
-        "frame_skip": int(frame_skip),
-        "env_steps": num_env_steps,
-        "seconds": elapsed,
-        "env_steps_per_s": num_env_steps / elapsed,
-        "mj_steps_per_s": num_env_steps * frame_skip / elapsed,
-    }
-
-
-def time_policy(policy, num_envs_per_task: int, obs_dim: int, act_dim: int, calls: int) -> dict:
-    """Cost of the one batched policy evaluation per time step."""
-    rng = np.random.default_rng(0)
-    obs = rng.normal(size=(policy.num_tasks, num_envs_per_task, obs_dim))
-    noise = rng.normal(size=(policy.num_tasks, num_envs_per_task, act_dim))
-    policy.sample(obs, noise)
+def run_executor(kind: str, env, sizes: dict, tasks, policy, repeats: int, batched: bool,
+                 n_parallel: int) -> dict:
+    """Build an executor (``'parallel'`` or ``'iterative'``), time it, close it."""
     start = time.perf_counter()
-    for _ in range(calls):
-        policy.sample(obs, noise)
-    return {"ms_per_call": 1e3 * (time.perf_counter() - start) / calls,
-            "batch": [policy.num_tasks, num_envs_per_task, obs_dim]}
+    args = (env, sizes["meta_batch_size"], sizes["rollouts"], sizes["horizon"])
+    if kind == "parallel":
+        executor: Any = MetaParallelEnvExecutor(*args, n_parallel=n_parallel,
+                                                use_batched_env=batched)
+    else:
+        executor = MetaIterativeEnvExecutor(*args, use_batched_env=batched)
+    startup = time.perf_counter() - start
+    with executor:
+        result = time_executor(executor, tasks, policy, sizes["rollouts"], repeats)
+    result.update(executor=kind, batched=batched, startup_seconds=startup)
+    return result
 
 
+def single_core_cpu_ratio(name: str, env, sizes: dict, tasks, policy, controls_path: Path,
+                          rounds: int) -> dict:
+    """CPU seconds per env step, raw replay vs batched iterative executor, interleaved here."""
+    executor = MetaIterativeEnvExecutor(
+        env, sizes["meta_batch_size"], sizes["rollouts"], sizes["horizon"]
+    )
+    executor.set_tasks(tasks)
+    raw_rates, batched_rates = [], []
+    with executor:
+        for phase in range(rounds):
+            raw = raw_physics(name, str(controls_path), sizes["raw_steps"], 0)
+            raw_rates.append(raw["env_steps"] / raw["cpu_seconds"])
+            cpu_start = time.process_time()
+            paths = executor.collect(policy, sizes["rollouts"], phase)
+            batched_rates.append(paths.num_env_steps / (time.process_time() - cpu_start))
+    return {
+        "raw_env_steps_per_cpu_s": max(raw_rates),
+        "batched_env_steps_per_cpu_s": max(batched_rates),
+        "cpu_ratio_1core": max(batched_rates) / max(raw_rates),
+    }
+
+
+def benchmark_mujoco_env(name: str, args: argparse.Namespace, sizes: dict) -> dict:
+    env = make_normalized_env_for_benchmark(name)
+    env.seed_tasks(0)
+    tasks = env.sample_tasks(sizes["meta_batch_size"])
+    obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
+    policy = make_policy(sizes["meta_batch_size"], obs_dim, act_dim, (64, 64), seed=0)
+    raw_steps = sizes["raw_steps"]
+    result: dict = {"env": name}
+    with tempfile.TemporaryDirectory() as tmp:
+        controls = Path(tmp) / "controls.npy"
+        record_controls(env, sizes, tasks, policy, controls)
+        result["raw_before"] = raw_all_cores(name, controls, args.n_parallel, raw_steps)
+        result["batched"] = run_executor("parallel", env, sizes, tasks, policy, args.repeats,
+                                         True, args.n_parallel)
+        if not args.skip_per_env:
+            result["per_env"] = run_executor("parallel", env, sizes, tasks, policy, 1, False,
+                                             args.n_parallel)
+        result["raw_after"] = raw_all_cores(name, controls, args.n_parallel, raw_steps)
+        result.update(single_core_cpu_ratio(name, env, sizes, tasks, policy, controls, rounds=2))
+    raw = 0.5 * (result["raw_before"]["env_steps_per_s"] + result["raw_after"]["env_steps_per_s"])
+    result["raw_env_steps_per_s"] = raw
+    result["ratio_batched"] = result["batched"]["env_steps_per_s"] / raw
+    if "per_env" in result:
+        result["ratio_per_env"] = result["per_env"]["env_steps_per_s"] / raw
+    env.close()
+    return result
+
+
+def benchmark_point_env(name: str, args: argparse.Namespace, sizes: dict) -> dict:
+    env = make_normalized_env_for_benchmark(name)
+    env.seed_tasks(0)
+    tasks = env.sample_tasks(sizes["meta_batch_size"])
+    obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
+    policy = make_policy(sizes["meta_batch_size"], obs_dim, act_dim, (64, 64), seed=0)
+    result: dict = {"env": name}
+    for batched in (True, False):
+        key = "batched" if batched else "per_env"
+        result[key] = run_executor("iterative", env, sizes, tasks, policy, args.repeats, batched,
+                                   1)
+    return result
+
+
+# ---------------------------------------------------------------------- report
 def write_markdown(path: Path, result: dict) -> None:
-    cfg, m, raw = result["config"], result["machine"], result["raw_mj_step"]
-    runs = result["runs"]
+    cfg, m = result["config"], result["machine"]
+    mj, pt = cfg["mujoco_sizes"], cfg["point_sizes"]
     lines = [
         "# Sampling benchmark",
         "",
-        f"One sampling phase of `normalize(HalfCheetahRandDirecEnv())`: {cfg['meta_batch_size']} "
-        f"tasks x {cfg['rollouts_per_meta_task']} rollouts x H={cfg['max_path_length']} "
-        f"({runs[0]['env_steps_per_phase']} env steps), policy {tuple(cfg['hidden_sizes'])} "
-        f"tanh, best of {cfg['repeats']} phases. `E` = env copies per task (`envs_per_task`; "
-        f"`E` = R is the default, one wave; `E` = 1 runs R waves of {cfg['meta_batch_size']} "
-        "envs).",
+        f"MuJoCo envs: one sampling phase of `normalize(env)`, {mj['meta_batch_size']} tasks x "
+        f"{mj['rollouts']} rollouts x H={mj['horizon']}, policy (64, 64) tanh, default executor "
+        f"(parallel, {cfg['n_parallel']} workers), best of {cfg['repeats']} phases. `raw`: "
+        f"`mj_step(nstep=frame_skip)` loop in {cfg['n_parallel']} processes at once, measured "
+        "before and after the executors (their mean is the denominator of the ratios). "
+        "`1-core CPU ratio`: CPU time per env step of the raw loop over the batched iterative "
+        "executor's, interleaved in one process.",
         "",
-        "| executor | E | env steps/s (wall) | phase time (s) | env steps per CPU-second "
-        "(all processes) | CPU efficiency vs. raw mj_step | start-up (s) |",
+        "| env | raw env steps/s (before / after) | batched env steps/s | ratio | per-env env "
+        "steps/s | ratio | 1-core CPU ratio |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for run in runs:
+    for run in result["mujoco"]:
+        per_env = run.get("per_env")
         lines.append(
-            f"| {run['executor']} | {run['envs_per_task']} | {run['env_steps_per_s']:,.0f} | "
-            f"{run['best_phase_seconds']:.2f} | {run['env_steps_per_cpu_s']:,.0f} | "
-            f"{run['env_steps_per_cpu_s'] / raw['env_steps_per_cpu_s']:.2f} | "
-            f"{run['startup_seconds']:.2f} |"
+            f"| {run['env']} | {run['raw_before']['env_steps_per_s']:,.0f} / "
+            f"{run['raw_after']['env_steps_per_s']:,.0f} | "
+            f"{run['batched']['env_steps_per_s']:,.0f} | {run['ratio_batched']:.2f} | "
+            + (f"{per_env['env_steps_per_s']:,.0f} | {run['ratio_per_env']:.2f} | "
+               if per_env else "- | - | ")
+            + f"{run['cpu_ratio_1core']:.2f} |"
         )
     lines += [
-        f"| raw `mj_step(nstep={raw['frame_skip']})` loop, 1 MjData | | "
-        f"{raw['env_steps_per_s']:,.0f} | | {raw['env_steps_per_cpu_s']:,.0f} | 1.00 | |",
         "",
-        "Wall-clock rates depend on how many cores are free (see the load average below); "
-        "CPU-second rates much less so. Start-up: building the env copies (and, for the "
-        "parallel executor, spawning the workers).",
+        f"Point envs: one sampling phase of {pt['meta_batch_size']} tasks x {pt['rollouts']} "
+        f"rollouts x H={pt['horizon']}, iterative executor (goal: <= 0.1 s).",
         "",
-        f"Policy evaluation: {result['policy']['ms_per_call']:.3f} ms per time step for "
-        f"{result['policy']['batch']} observations.",
+        "| env | batched phase (s) | per-env phase (s) |",
+        "|---|---:|---:|",
+    ]
+    for run in result["point"]:
+        lines.append(
+            f"| {run['env']} | {run['batched']['best_phase_seconds']:.3f} | "
+            f"{run['per_env']['best_phase_seconds']:.3f} |"
+        )
+    lines += [
         "",
         f"Machine: {m['cpu_model']}, {m['usable_cores']} usable cores (load average before the "
-        f"run {m['load_average_1_5_15'][0]:.2f}); Python {m['python']}, numpy {m['numpy']}, "
-        f"mujoco {m['mujoco']}, gymnasium {m['gymnasium']}; {m['date']}.",
+        f"run {m['load_average_1_5_15'][0]:.2f}, after {result['load_average_after'][0]:.2f}); "
+        f"Python {m['python']}, numpy {m['numpy']}, mujoco {m['mujoco']}, gymnasium "
+        f"{m['gymnasium']}; {m['date']}.",
         "",
     ]
     path.write_text("\n".join(lines))
@@ -175,64 +307,58 @@ def write_markdown(path: Path, result: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small smoke configuration")
-    parser.add_argument("--n_parallel", type=int, default=2, help="parallel executor workers")
+    parser.add_argument("--envs", nargs="*", default=None, help="env class names (default: all)")
+    parser.add_argument("--n_parallel", type=int, default=None,
+                        help="workers and raw processes (default: usable cores)")
     parser.add_argument("--repeats", type=int, default=2, help="sampling phases per executor")
+    parser.add_argument("--skip_per_env", action="store_true",
+                        help="do not time the per-env (pre-issue-7) path")
     parser.add_argument("--output_dir", type=Path, default=REPO / "benchmarks" / "results")
     args = parser.parse_args()
 
     if args.quick:
-        meta_batch_size, rollouts, horizon = 4, 5, 50
+        mujoco_sizes = {"meta_batch_size": 4, "rollouts": 5, "horizon": 50, "raw_steps": 2000}
+        point_sizes = {"meta_batch_size": 4, "rollouts": 5, "horizon": 50}
     else:
-        meta_batch_size, rollouts, horizon = 40, 20, 100
-    hidden = (64, 64)
-    config = {
-        "env": "normalize(HalfCheetahRandDirecEnv())",
-        "meta_batch_size": meta_batch_size,
-        "rollouts_per_meta_task": rollouts,
-        "max_path_length": horizon,
-        "hidden_sizes": list(hidden),
-        "n_parallel": args.n_parallel,
-        "repeats": args.repeats,
-        "quick": args.quick,
-    }
+        mujoco_sizes = {"meta_batch_size": 40, "rollouts": 20, "horizon": 100,
+                        "raw_steps": 20_000}
+        point_sizes = {"meta_batch_size": 20, "rollouts": 20, "horizon": 100}
+    if args.n_parallel is None:
+        args.n_parallel = default_num_workers(mujoco_sizes["meta_batch_size"])
+    names = args.envs or list(POINT_ENV_CLASS_NAMES + MUJOCO_ENV_CLASS_NAMES)
+    unknown = sorted(set(names) - set(POINT_ENV_CLASS_NAMES + MUJOCO_ENV_CLASS_NAMES))
+    if unknown:
+        parser.error(f"unknown env names {unknown}")
+
     machine = machine_info(numpy=np.__version__, mujoco=metadata.version("mujoco"),
                            gymnasium=metadata.version("gymnasium"))
     machine["load_average_1_5_15"] = list(os.getloadavg())
-    env = normalize(HalfCheetahRandDirecEnv())
-    env.seed_tasks(0)
-    tasks = env.sample_tasks(meta_batch_size)
-    obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
-    policy = make_policy(meta_batch_size, obs_dim, act_dim, hidden, seed=0)
-
-    raw = time_raw_mujoco(env, 20_000 if not args.quick else 5_000, seed=0)
-    print(f"raw mj_step: {raw['env_steps_per_s']:,.0f} env steps/s", flush=True)
-    policy_time = time_policy(policy, rollouts, obs_dim, act_dim, calls=200)
-
-    runs = []
-    for name in ("iterative", f"parallel ({args.n_parallel} workers)"):
-        for envs_per_task in (rollouts, 1):
-            start = time.perf_counter()
-            if name == "iterative":
-                executor = MetaIterativeEnvExecutor(env, meta_batch_size, envs_per_task, horizon)
-            else:
-                executor = MetaParallelEnvExecutor(
-                    env, meta_batch_size, envs_per_task, horizon, n_parallel=args.n_parallel
-                )
-            startup = time.perf_counter() - start
-            with executor:
-                run = time_executor(executor, tasks, policy, rollouts, args.repeats)
-            run.update(executor=name, envs_per_task=envs_per_task, startup_seconds=startup)
-            runs.append(run)
-            print(f"{name}, E={envs_per_task}: {run['env_steps_per_s']:,.0f} env steps/s "
-                  f"({run['env_steps_per_cpu_s']:,.0f} per CPU-s)", flush=True)
-
-    result = {
-        "config": config,
+    result: dict = {
+        "config": {
+            "mujoco_sizes": mujoco_sizes, "point_sizes": point_sizes, "hidden_sizes": [64, 64],
+            "n_parallel": args.n_parallel, "repeats": args.repeats, "quick": args.quick,
+            "envs": names,
+        },
         "machine": machine,
-        "raw_mj_step": raw,
-        "policy": policy_time,
-        "runs": runs,
+        "mujoco": [],
+        "point": [],
     }
+    for name in names:
+        if name in POINT_ENV_CLASS_NAMES:
+            run = benchmark_point_env(name, args, point_sizes)
+            result["point"].append(run)
+            print(f"{name}: batched {run['batched']['best_phase_seconds']:.3f} s per phase, "
+                  f"per-env {run['per_env']['best_phase_seconds']:.3f} s", flush=True)
+        else:
+            run = benchmark_mujoco_env(name, args, mujoco_sizes)
+            result["mujoco"].append(run)
+            print(f"{name}: raw {run['raw_env_steps_per_s']:,.0f} env steps/s on "
+                  f"{args.n_parallel} cores; batched {run['batched']['env_steps_per_s']:,.0f} "
+                  f"({run['ratio_batched']:.2f} of raw)"
+                  + (f", per-env {run['per_env']['env_steps_per_s']:,.0f} "
+                     f"({run['ratio_per_env']:.2f})" if "per_env" in run else "")
+                  + f"; 1-core CPU ratio {run['cpu_ratio_1core']:.2f}", flush=True)
+    result["load_average_after"] = list(os.getloadavg())
     args.output_dir.mkdir(parents=True, exist_ok=True)
     stem = "sampling_quick" if args.quick else "sampling"
     (args.output_dir / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")

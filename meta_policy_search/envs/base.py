@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import gymnasium as gym
 import numpy as np
 
 from meta_policy_search.types import PathBatch, Task
+
+if TYPE_CHECKING:
+    from meta_policy_search.envs.batched.base import BatchedMetaEnv
 
 
 class MetaEnv(gym.Env):
@@ -72,6 +77,19 @@ class MetaEnv(gym.Env):
             A dict of scalar statistics (empty by default).
         """
         return {}
+
+    def make_batched(self, num_envs: int) -> BatchedMetaEnv | None:
+        """``num_envs`` copies of this env stepped as whole arrays, or ``None`` if the env has no
+        batched implementation (the samplers then step copies one at a time).
+
+        Args:
+            num_envs: number of env copies, positive.
+
+        Returns:
+            A :class:`~meta_policy_search.envs.batched.BatchedMetaEnv` whose env ``i`` behaves
+            like a copy of this env (same task semantics, reset noise and steps), or ``None``.
+        """
+        return None
 
 
 def check_positive_int(name: str, value: object) -> int:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, SupportsFloat, cast
+from typing import TYPE_CHECKING, Any, SupportsFloat, cast
 
 import gymnasium as gym
 import numpy as np
 
 from meta_policy_search.envs.base import MetaEnv
 from meta_policy_search.types import PathBatch, Task
+
+if TYPE_CHECKING:
+    from meta_policy_search.envs.batched.base import BatchedMetaEnv
 
 
 class NormalizedEnv(gym.Wrapper, MetaEnv):
@@ -71,6 +74,17 @@ class NormalizedEnv(gym.Wrapper, MetaEnv):
 
     def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
         return self._meta_env.log_diagnostics(paths, prefix)
+
+    def make_batched(self, num_envs: int) -> BatchedMetaEnv | None:
+        """The wrapped env's batched implementation with this action mapping, if it has one."""
+        if not isinstance(self.env, MetaEnv):  # another wrapper in between: per-env path
+            return None
+        inner = self.env.make_batched(num_envs)
+        if inner is None:
+            return None
+        from meta_policy_search.envs.batched.base import NormalizedBatchedEnv
+
+        return NormalizedBatchedEnv(inner, self.action_space, self.action)
 
 
 def normalize(env: MetaEnv, normalization_scale: float = 10.0) -> NormalizedEnv:

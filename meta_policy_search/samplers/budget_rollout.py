@@ -18,8 +18,9 @@ result independent of the executor, the worker split and ``envs_per_task``:
   ``envs_per_task`` is; once the prefix is complete the task's remaining (extra) episodes are
   stopped and dropped.
 
-One batched policy evaluation per time step covers all envs of the executor's tasks (idle envs
-included, their outputs unused), as in :func:`~meta_policy_search.samplers.rollout.collect_rollouts`.
+One batched policy evaluation and one step of the batched env per time step cover all envs of
+the executor's tasks (idle envs included in the policy evaluation, their outputs unused), as in
+:func:`~meta_policy_search.samplers.rollout.collect_rollouts`.
 Steps are recorded time-major per env and cut into episodes at the end.
 
 The episode axis is padded to :func:`episode_bucket` of the largest ``n`` over the tasks, with
@@ -31,14 +32,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from meta_policy_search.envs.batched.base import BatchedMetaEnv
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.samplers.rollout import (
-    InfoRecorder,
     episode_randomness,
+    record_infos,
     space_dim,
 )
 from meta_policy_search.types import PathBatch
@@ -119,24 +120,25 @@ class _BudgetRun:
 
     def __init__(
         self,
-        envs: Sequence[Sequence[Any]],
+        envs: BatchedMetaEnv,
+        envs_per_task: int,
         task_indices: Sequence[int],
         num_rollouts: int,
         max_path_length: int,
         seed: int,
         phase: int,
     ) -> None:
-        self.num_tasks, self.envs_per_task = len(envs), len(envs[0])
-        self.flat_envs = [env for task_envs in envs for env in task_envs]
-        self.obs_dim = space_dim(self.flat_envs[0].observation_space, "observation_space")
-        self.act_dim = space_dim(self.flat_envs[0].action_space, "action_space")
+        self.num_tasks, self.envs_per_task = len(task_indices), envs_per_task
+        self.envs = envs
+        self.obs_dim = space_dim(envs.observation_space, "observation_space")
+        self.act_dim = space_dim(envs.action_space, "action_space")
         self.horizon = max_path_length
         self.budget = num_rollouts * max_path_length
         self.seed, self.phase = seed, phase
         self.tasks = [_TaskEpisodes(int(task_index)) for task_index in task_indices]
-        num_envs = len(self.flat_envs)
+        num_envs = self.num_tasks * envs_per_task
         self.episode = [-1] * num_envs  # running episode index k per env, -1 when idle
-        self.steps = [0] * num_envs  # steps taken in the running episode
+        self.steps = np.zeros(num_envs, dtype=np.int64)  # steps taken in the running episode
         self.obs_now = np.empty((num_envs, self.obs_dim))
         self.noise = np.zeros((num_envs, self.horizon, self.act_dim))
 
@@ -147,7 +149,7 @@ class _BudgetRun:
         reset_seed, self.noise[i] = episode_randomness(
             self.seed, self.phase, task.task_index, k, self.horizon, self.act_dim
         )
-        self.obs_now[i], _ = self.flat_envs[i].reset(seed=reset_seed)
+        self.obs_now[i] = self.envs.reset(np.array([i]), [reset_seed])[0]
         self.episode[i], self.steps[i] = k, 0
         task.starts.append(tick)
         task.envs.append(i)
@@ -160,7 +162,9 @@ class _BudgetRun:
         """Steps of task ``t``'s completed episodes plus those of its running ones so far."""
         first = t * self.envs_per_task
         running = sum(
-            self.steps[i] for i in range(first, first + self.envs_per_task) if self.episode[i] >= 0
+            int(self.steps[i])
+            for i in range(first, first + self.envs_per_task)
+            if self.episode[i] >= 0
         )
         return self.tasks[t].completed_steps + running
 
@@ -178,7 +182,7 @@ class _BudgetRun:
         """
         for i in finished:
             t = i // self.envs_per_task
-            self.tasks[t].finish(self.episode[i], self.steps[i], self.budget)
+            self.tasks[t].finish(self.episode[i], int(self.steps[i]), self.budget)
             self._stop(i)
         restarted = []
         for i in finished:  # ascending, so a lower env index takes the lower episode index
@@ -196,7 +200,8 @@ class _BudgetRun:
 
 
 def collect_budget(
-    envs: Sequence[Sequence[Any]],
+    envs: BatchedMetaEnv,
+    envs_per_task: int,
     policy: NumpyGaussianMLP,
     task_indices: Sequence[int],
     num_rollouts: int,
@@ -210,9 +215,10 @@ def collect_budget(
     steps and padded episodes are zero in every array and have ``mask == 0``.
 
     Args:
-        envs: ``envs[t][j]`` is the ``j``-th env copy of local task ``t``; every task has the
-            same number ``E`` of copies.
-        policy: per-task policies of these tasks (``num_tasks == len(envs)``).
+        envs: ``len(task_indices) * envs_per_task`` envs; env ``t * E + j`` is the ``j``-th copy
+            of local task ``t``.
+        envs_per_task: ``E``, env copies per task.
+        policy: per-task policies of these tasks (``num_tasks == len(task_indices)``).
         task_indices: global index of each local task, used to derive randomness.
         num_rollouts: ``R``; each task's budget is ``R x H`` real steps.
         max_path_length: ``H``, steps per episode at most.
@@ -220,15 +226,15 @@ def collect_budget(
         phase: sampling-phase counter, ``>= 0``.
 
     Returns:
-        A :class:`PathBatch` ``[len(envs), N, H, ...]`` with ``N = episode_bucket(max_t n_t, R)``;
+        A :class:`PathBatch` ``[len(task_indices), N, H, ...]`` with ``N = episode_bucket(max_t n_t, R)``;
         task ``t``'s episodes ``0 .. n_t - 1`` are real, the rest padding.
 
     Raises:
         ValueError: if an env's info lacks a key that the first step's info had.
     """
-    run = _BudgetRun(envs, task_indices, num_rollouts, max_path_length, seed, phase)
-    num_tasks, envs_per_task = run.num_tasks, run.envs_per_task
-    num_envs, obs_dim, act_dim = len(run.flat_envs), run.obs_dim, run.act_dim
+    run = _BudgetRun(envs, envs_per_task, task_indices, num_rollouts, max_path_length, seed, phase)
+    num_tasks = run.num_tasks
+    num_envs, obs_dim, act_dim = envs.num_envs, run.obs_dim, run.act_dim
     # While a task is below its budget all its envs step every tick, so its started steps pass
     # the budget after ceil(budget / E) ticks; an episode started then lasts at most H more.
     capacity = -(-run.budget // envs_per_task) + max_path_length
@@ -237,8 +243,7 @@ def collect_budget(
     mean_w = np.empty((capacity, num_envs, act_dim), dtype=np.float32)
     log_std_w = np.empty((capacity, num_envs, act_dim), dtype=np.float32)
     rew_w = np.empty((capacity, num_envs), dtype=np.float32)
-    infos = InfoRecorder((capacity, num_envs))
-    step_fns = [env.step for env in run.flat_envs]
+    info_w: dict[str, np.ndarray] | None = None
     env_range = np.arange(num_envs)
     obs_now, steps = run.obs_now, run.steps
 
@@ -254,22 +259,19 @@ def collect_budget(
         )
         # The envs get exactly the stored (float32) actions, so stored data replay exactly.
         act_w[tick] = act_h.reshape(num_envs, act_dim)
-        act_h = act_w[tick]
         obs_w[tick] = obs_now
         mean_w[tick] = dist["mean"].reshape(num_envs, act_dim)
         log_std_w[tick] = dist["log_std"].reshape(num_envs, act_dim)
-        rew_h = rew_w[tick]
-        still_running, finished = [], []
-        for i in running:
-            obs, reward, terminated, truncated, info = step_fns[i](act_h[i])
-            obs_now[i] = obs
-            rew_h[i] = reward
-            infos.record(info, tick, i, steps[i])
-            steps[i] += 1
-            if terminated or truncated or steps[i] == max_path_length:
-                finished.append(i)
-            else:
-                still_running.append(i)
+        running_envs = np.array(running)
+        step = envs.step(running_envs, act_w[tick][running_envs])
+        obs_now[running_envs] = step.observations
+        rew_w[tick, running_envs] = step.rewards
+        if info_w is None:
+            info_w = {key: np.zeros((capacity, num_envs), np.float32) for key in step.infos}
+        record_infos(info_w, step.infos, tick, running_envs)
+        steps[running_envs] += 1
+        ended = step.dones | (steps[running_envs] == max_path_length)
+        finished, still_running = running_envs[ended].tolist(), running_envs[~ended].tolist()
         tick += 1
         running = run.end_episodes(finished, still_running, tick) if finished else still_running
 
@@ -299,5 +301,5 @@ def collect_budget(
         rewards=gather(rew_w),
         mask=(~padding).astype(np.float32),
         agent_infos={"mean": gather(mean_w), "log_std": gather(log_std_w)},
-        env_infos={key: gather(buffer) for key, buffer in infos.buffers.items()},
+        env_infos={key: gather(buffer) for key, buffer in (info_w or {}).items()},
     )

@@ -4,9 +4,10 @@
 :class:`~meta_policy_search.samplers.MetaIterativeEnvExecutor`,
 :class:`~meta_policy_search.samplers.MetaParallelEnvExecutor` and
 :class:`~meta_policy_search.samplers.MetaRayEnvExecutor`; it checks and stores arguments and
-the closed / tasks-set state, the stepping is each executor's own. The env-grid helpers
-(:func:`set_env_tasks`, :func:`close_envs`), :func:`collect_paths` (the rollout loop of either
-sampling mode) and :func:`process_info` are also what the worker processes and Ray actors run.
+the closed / tasks-set state, the stepping is each executor's own. The env helpers
+(:func:`make_envs`, :func:`set_env_tasks`, :func:`close_envs`), :func:`collect_paths` (the
+rollout loop of either sampling mode) and :func:`process_info` are also what the worker processes
+and Ray actors run.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Self
 
 import numpy as np
 
 from meta_policy_search.envs.base import check_positive_int
+from meta_policy_search.envs.batched.base import BatchedMetaEnv, make_batched_env
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.samplers.budget_rollout import collect_budget
 from meta_policy_search.samplers.rollout import (
@@ -86,22 +88,43 @@ def split_task_blocks(meta_batch_size: int, num_blocks: int) -> list[tuple[int, 
     return [(int(block[0]), int(block[-1]) + 1) for block in blocks]
 
 
-def set_env_tasks(envs: Sequence[Sequence[Any]], tasks: Sequence[Task]) -> None:
-    """Set ``tasks[t]`` on every env copy ``envs[t][j]`` of local task ``t``."""
-    for task, task_envs in zip(tasks, envs):
-        for env in task_envs:
-            env.set_task(task)
+def make_envs(
+    env: Any,
+    num_tasks: int,
+    envs_per_task: int,
+    copy_env: Callable[[], Any],
+    use_batched_env: bool = True,
+) -> BatchedMetaEnv:
+    """The ``num_tasks x envs_per_task`` env copies of an executor (or worker), flat task-major.
+
+    Args:
+        env: the MetaEnv to copy.
+        num_tasks: number of (local) tasks ``T``.
+        envs_per_task: ``E``.
+        copy_env: returns a new independent copy of ``env``.
+        use_batched_env: use the env's batched implementation if it has one (``make_batched``);
+            ``False`` steps single env copies (the path of envs without one).
+
+    Returns:
+        A :class:`~meta_policy_search.envs.batched.BatchedMetaEnv` of ``T * E`` envs; env
+        ``t * E + j`` is the ``j``-th copy of task ``t``.
+    """
+    return make_batched_env(env, num_tasks * envs_per_task, copy_env, use_batched_env)
 
 
-def close_envs(envs: Sequence[Sequence[Any]]) -> None:
-    """Close every env copy ``envs[t][j]``."""
-    for task_envs in envs:
-        for env in task_envs:
-            env.close()
+def set_env_tasks(envs: BatchedMetaEnv, tasks: Sequence[Task], envs_per_task: int) -> None:
+    """Set ``tasks[t]`` on every env copy ``t * E + j`` of local task ``t``."""
+    envs.set_tasks([task for task in tasks for _ in range(envs_per_task)])
+
+
+def close_envs(envs: BatchedMetaEnv) -> None:
+    """Close the env copies."""
+    envs.close()
 
 
 def collect_paths(
-    envs: Sequence[Sequence[Any]],
+    envs: BatchedMetaEnv,
+    envs_per_task: int,
     policy: NumpyGaussianMLP,
     task_indices: Sequence[int],
     num_rollouts: int,
@@ -119,7 +142,9 @@ def collect_paths(
         ValueError: on an unknown ``sampling_mode``, or from the rollout loop.
     """
     collect = collect_budget if check_sampling_mode(sampling_mode) == "budget" else collect_rollouts
-    return collect(envs, policy, task_indices, num_rollouts, max_path_length, seed, phase)
+    return collect(
+        envs, envs_per_task, policy, task_indices, num_rollouts, max_path_length, seed, phase
+    )
 
 
 def process_info() -> dict[str, Any]:

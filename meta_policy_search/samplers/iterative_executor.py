@@ -6,12 +6,14 @@ import pickle
 from collections.abc import Sequence
 from typing import Any
 
+from meta_policy_search.envs.batched.base import BatchedMetaEnv
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.samplers.executor_base import (
     ExecutorBase,
     check_tasks,
     close_envs,
     collect_paths,
+    make_envs,
     set_env_tasks,
 )
 from meta_policy_search.types import PathBatch, Task
@@ -35,6 +37,8 @@ class MetaIterativeEnvExecutor(ExecutorBase):
         envs_per_task: env copies per task ``E``; ``R`` rollouts take ``ceil(R / E)`` waves.
         max_path_length: ``H``, steps per episode at most.
         seed: root seed of all episode randomness, ``>= 0``.
+        use_batched_env: step the env's batched implementation (``env.make_batched``) if it has
+            one; ``False`` steps single env copies one after the other (same results, slower).
 
     Raises:
         ValueError: on non-positive sizes, a negative seed or a non-flat observation or action
@@ -48,13 +52,13 @@ class MetaIterativeEnvExecutor(ExecutorBase):
         envs_per_task: int,
         max_path_length: int,
         seed: int = 0,
+        use_batched_env: bool = True,
     ) -> None:
         self._init_sizes(meta_batch_size, envs_per_task, max_path_length, seed)
         self._init_spaces(env)
-        self.envs = [
-            [copy_env(env) for _ in range(self.envs_per_task)]
-            for _ in range(self.meta_batch_size)
-        ]
+        self.envs: BatchedMetaEnv | None = make_envs(
+            env, self.meta_batch_size, self.envs_per_task, lambda: copy_env(env), use_batched_env
+        )
 
     def set_tasks(self, tasks: Sequence[Task]) -> None:
         """Set task ``t`` on every env copy of task ``t``.
@@ -65,7 +69,9 @@ class MetaIterativeEnvExecutor(ExecutorBase):
         Raises:
             ValueError: if the number of tasks is not ``meta_batch_size``.
         """
-        set_env_tasks(self.envs, check_tasks(tasks, self.meta_batch_size))
+        self._check_open()
+        assert self.envs is not None
+        set_env_tasks(self.envs, check_tasks(tasks, self.meta_batch_size), self.envs_per_task)
         self._tasks_set = True
 
     def collect(
@@ -96,8 +102,10 @@ class MetaIterativeEnvExecutor(ExecutorBase):
         num_rollouts, phase, sampling_mode = self._check_collect_args(
             policy, num_rollouts, phase, sampling_mode
         )
+        assert self.envs is not None
         return collect_paths(
             self.envs,
+            self.envs_per_task,
             policy,
             range(self.meta_batch_size),
             num_rollouts,
@@ -109,6 +117,7 @@ class MetaIterativeEnvExecutor(ExecutorBase):
 
     def close(self) -> None:
         """Close all env copies (safe to call more than once)."""
-        close_envs(self.envs)
-        self.envs = []
+        if self.envs is not None:
+            close_envs(self.envs)
+        self.envs = None
         self._closed = True

@@ -38,6 +38,7 @@ from meta_policy_search.samplers.executor_base import (
     check_timeout,
     close_envs,
     collect_paths,
+    make_envs,
     process_info,
     set_env_tasks,
     split_task_blocks,
@@ -70,15 +71,16 @@ def _worker_loop(
     envs_per_task: int,
     max_path_length: int,
     seed: int,
+    use_batched_env: bool = True,
 ) -> None:
     """Body of a worker process: build env copies, then serve commands until told to close."""
     # Ctrl-C goes to the whole process group; the parent handles it and closes the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        envs = [
-            [pickle.loads(env_bytes) for _ in range(envs_per_task)]
-            for _ in range(task_start, task_stop)
-        ]
+        envs = make_envs(
+            pickle.loads(env_bytes), task_stop - task_start, envs_per_task,
+            lambda: pickle.loads(env_bytes), use_batched_env,
+        )
     except Exception as exc:
         conn.send(("error", _pack_exception(exc)))
         return
@@ -94,12 +96,13 @@ def _worker_loop(
         result: PathBatch | dict[str, Any] | None
         try:
             if command == "set_tasks":
-                set_env_tasks(envs, payload)
+                set_env_tasks(envs, payload, envs_per_task)
                 result = None
             elif command == "collect":
                 policy, num_rollouts, phase, sampling_mode = payload
                 result = collect_paths(
                     envs,
+                    envs_per_task,
                     policy,
                     range(task_start, task_stop),
                     num_rollouts,
@@ -166,6 +169,8 @@ class MetaParallelEnvExecutor(ExecutorBase):
         timeout: seconds a call may wait for the workers' replies before the executor gives up
             on them as hung (e.g. an env stuck inside ``step``), closes and raises a
             RuntimeError; ``None`` waits as long as the workers are alive.
+        use_batched_env: step the env's batched implementation (``env.make_batched``) in each
+            worker if it has one; ``False`` steps single env copies (same results, slower).
 
     Raises:
         ValueError: on non-positive sizes, ``n_parallel > meta_batch_size`` or a non-flat space.
@@ -183,6 +188,7 @@ class MetaParallelEnvExecutor(ExecutorBase):
         seed: int = 0,
         n_parallel: int | None = None,
         timeout: float | None = None,
+        use_batched_env: bool = True,
     ) -> None:
         self._processes: list[Any] = []
         self.timeout = check_timeout(timeout)
@@ -204,7 +210,7 @@ class MetaParallelEnvExecutor(ExecutorBase):
                 process = context.Process(
                     target=_worker_loop,
                     args=(child_conn, env_bytes, start, stop, self.envs_per_task,
-                          self.max_path_length, self.seed),
+                          self.max_path_length, self.seed, use_batched_env),
                     name=f"MetaParallelEnvExecutor-worker-{k}",
                     daemon=True,
                 )

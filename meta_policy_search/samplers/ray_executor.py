@@ -33,6 +33,7 @@ from meta_policy_search.samplers.executor_base import (
     check_tasks,
     check_timeout,
     collect_paths,
+    make_envs,
     process_info,
     set_env_tasks,
     split_task_blocks,
@@ -110,23 +111,25 @@ class RolloutActor:
 
         blob = cloudpickle.dumps(env)
         self.task_indices = range(task_start, task_stop)
-        self.envs = [
-            [cloudpickle.loads(blob) for _ in range(envs_per_task)] for _ in self.task_indices
-        ]
+        self.envs_per_task = envs_per_task
+        self.envs = make_envs(
+            cloudpickle.loads(blob), len(self.task_indices), envs_per_task,
+            lambda: cloudpickle.loads(blob),
+        )
         self.max_path_length = max_path_length
         self.seed = seed
 
     def set_tasks(self, tasks: Sequence[Task]) -> None:
         """Set local task ``t`` on every env copy of task ``t``."""
-        set_env_tasks(self.envs, tasks)
+        set_env_tasks(self.envs, tasks, self.envs_per_task)
 
     def collect(
         self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int, sampling_mode: str
     ) -> PathBatch:
         """Run :func:`collect_paths` on this actor's tasks; returns ``[T_local, N, H, ...]``."""
         return collect_paths(
-            self.envs, policy, self.task_indices, num_rollouts, self.max_path_length, self.seed,
-            phase, sampling_mode,
+            self.envs, self.envs_per_task, policy, self.task_indices, num_rollouts,
+            self.max_path_length, self.seed, phase, sampling_mode,
         )
 
     def info(self) -> dict[str, Any]:

@@ -3,29 +3,33 @@
 This module holds the ``'rollouts'`` sampling mode (exactly ``R`` episodes per task) and what
 both modes share; the ``'budget'`` mode is in :mod:`meta_policy_search.samplers.budget_rollout`.
 
-An executor owns ``envs_per_task`` (``E``) environment copies per task. To collect ``R``
-episodes per task it runs ``ceil(R / E)`` *waves*; in a wave, the first ``min(E, R - r0)`` envs
-of every task step in lockstep for at most ``H`` steps. Each time step costs one batched policy
-evaluation (:meth:`NumpyGaussianMLP.sample` on ``[T, E, obs_dim]``) plus one ``env.step`` per
-running env; everything else is whole-array numpy work on preallocated buffers.
+An executor owns ``envs_per_task`` (``E``) environment copies per task, as one
+:class:`~meta_policy_search.envs.batched.BatchedMetaEnv` of ``T x E`` envs: the env's own batched
+implementation when it has one (issue 7: whole-array dynamics, reward and observation), else an
+:class:`~meta_policy_search.envs.batched.EnvList` that steps single envs one after the other.
+To collect ``R`` episodes per task it runs ``ceil(R / E)`` *waves*; in a wave, the first
+``min(E, R - r0)`` envs of every task step in lockstep for at most ``H`` steps. Each time step
+costs one batched policy evaluation (:meth:`NumpyGaussianMLP.sample` on ``[T, E, obs_dim]``) plus
+one batched env step of the running envs; everything else is whole-array numpy work on
+preallocated buffers.
 
 Randomness depends only on ``(seed, phase, global task index, rollout index)`` (see
 :func:`episode_randomness`): not on the number of envs per task, the wave an episode runs in or
 the worker that owns the task. This is what makes the iterative and the parallel executors
 return identical arrays.
 
-This module imports only numpy (and the TF-free policy and types), so sampler worker processes
-never load TensorFlow.
+This module imports only numpy (and the TF-free policy, env protocol and types), so sampler
+worker processes never load TensorFlow.
 """
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
+from meta_policy_search.envs.batched.base import BatchedMetaEnv
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.types import PathBatch
 
@@ -120,73 +124,20 @@ def episode_randomness(
     return reset_seed, rng.standard_normal((max_path_length, action_dim))
 
 
-def _is_scalar_number(value: Any) -> bool:
-    if isinstance(value, np.ndarray):
-        return value.ndim == 0 and value.dtype.kind in "biuf"
-    return isinstance(value, (numbers.Real, np.bool_)) and not isinstance(value, str)
-
-
-class InfoRecorder:
-    """Stacks the scalar-number entries of per-step env infos into float32 buffers.
-
-    The keys are those of the first recorded info whose values are scalar numbers (other entries
-    are dropped), unless given.
-
-    Args:
-        shape: ``(rows, columns)`` of each buffer, e.g. ``(H, num_envs)``.
-        keys: the keys to record; ``None``: taken from the first recorded info.
-    """
-
-    def __init__(self, shape: tuple[int, int], keys: Sequence[str] | None = None) -> None:
-        self.shape = shape
-        self.buffers: dict[str, np.ndarray] = {}
-        self._items: list[tuple[str, np.ndarray]] | None = None
-        if keys is not None:
-            self._allocate(keys)
-
-    def _allocate(self, keys: Iterable[str]) -> list[tuple[str, np.ndarray]]:
-        self.buffers = {key: np.zeros(self.shape, dtype=np.float32) for key in keys}
-        self._items = list(self.buffers.items())
-        return self._items
-
-    @property
-    def keys(self) -> list[str] | None:
-        """The recorded keys, or ``None`` before the first info."""
-        return None if self._items is None else list(self.buffers)
-
-    def record(self, info: dict[str, Any], row: int, column: int, step: int) -> None:
-        """Store ``info``'s values at ``[row, column]`` of each buffer.
-
-        Args:
-            info: the info dict of one ``env.step``.
-            row: buffer row (e.g. the time step).
-            column: buffer column (e.g. the env).
-            step: the step's index within its episode (for the error message).
-
-        Raises:
-            ValueError: if ``info`` lacks a recorded key.
-        """
-        items = self._items
-        if items is None:
-            items = self._allocate(key for key, value in info.items() if _is_scalar_number(value))
-        try:
-            for key, buffer in items:
-                buffer[row, column] = info[key]
-        except KeyError as err:
-            raise ValueError(
-                f"env info at step {step} lacks key {err}, which earlier steps had: a "
-                "MetaEnv must return the same info keys every step"
-            ) from None
-
-
 def _to_task_major(wave: np.ndarray, num_tasks: int, num_envs: int) -> np.ndarray:
     """``[H, T * e, ...]`` (time-major wave buffer) -> ``[T, e, H, ...]``."""
     horizon = wave.shape[0]
     return np.moveaxis(wave.reshape((horizon, num_tasks, num_envs) + wave.shape[2:]), 0, 2)
 
 
+def wave_env_indices(num_tasks: int, envs_per_task: int, num_envs: int) -> np.ndarray:
+    """Flat env indices ``t * E + j`` (task-major) of the first ``num_envs`` envs of every task."""
+    return (np.arange(num_tasks)[:, None] * envs_per_task + np.arange(num_envs)).reshape(-1)
+
+
 def collect_rollouts(
-    envs: Sequence[Sequence[Any]],
+    envs: BatchedMetaEnv,
+    envs_per_task: int,
     policy: NumpyGaussianMLP,
     task_indices: Sequence[int],
     num_rollouts: int,
@@ -194,17 +145,18 @@ def collect_rollouts(
     seed: int,
     phase: int,
 ) -> PathBatch:
-    """Run ``num_rollouts`` episodes per task with the given env copies and policy.
+    """Run ``num_rollouts`` episodes per task with the given envs and policy.
 
     The envs must already be set to their tasks. Padded steps (after an episode terminated or
     was truncated) are zero in every array and have ``mask == 0``; the terminating step itself
-    is real. Per-step info values that are scalar numbers are stacked into ``env_infos``
-    (the keys of the first step; other entries are dropped).
+    is real. The env's per-step infos are stacked into ``env_infos``.
 
     Args:
-        envs: ``envs[t][j]`` is the ``j``-th env copy of local task ``t``; every task has the
-            same number ``E`` of copies.
-        policy: per-task policies of these tasks (``num_tasks == len(envs)``).
+        envs: ``len(task_indices) * envs_per_task`` envs; env ``t * E + j`` is the ``j``-th copy
+            of local task ``t`` (a batched env, or an
+            :class:`~meta_policy_search.envs.batched.EnvList` of single envs).
+        envs_per_task: ``E``, env copies per task.
+        policy: per-task policies of these tasks (``num_tasks == len(task_indices)``).
         task_indices: global index of each local task, used to derive randomness.
         num_rollouts: ``R``, episodes per task.
         max_path_length: ``H``, steps per episode at most.
@@ -212,15 +164,14 @@ def collect_rollouts(
         phase: sampling-phase counter, ``>= 0``.
 
     Returns:
-        A :class:`PathBatch` with leading dimensions ``[len(envs), R, H]``.
+        A :class:`PathBatch` with leading dimensions ``[len(task_indices), R, H]``.
 
     Raises:
         ValueError: if an env's info lacks a key that the first step's info had.
     """
-    num_tasks, envs_per_task = len(envs), len(envs[0])
-    env0 = envs[0][0]
-    obs_dim = space_dim(env0.observation_space, "observation_space")
-    act_dim = space_dim(env0.action_space, "action_space")
+    num_tasks = len(task_indices)
+    obs_dim = space_dim(envs.observation_space, "observation_space")
+    act_dim = space_dim(envs.action_space, "action_space")
     horizon = max_path_length
     shape = (num_tasks, num_rollouts, horizon)
 
@@ -238,50 +189,41 @@ def collect_rollouts(
     log_stds = np.zeros(shape + (act_dim,), dtype=np.float32)
     rewards = np.zeros(shape, dtype=np.float32)
     lengths = np.full((num_tasks, num_rollouts), horizon, dtype=np.int64)
-    info_keys: list[str] | None = None
     env_infos: dict[str, np.ndarray] = {}
 
     for r0 in range(0, num_rollouts, envs_per_task):
         e = min(envs_per_task, num_rollouts - r0)
-        wave_envs = [envs[t][j] for t in range(num_tasks) for j in range(e)]
+        wave_envs = wave_env_indices(num_tasks, envs_per_task, e)
         n = len(wave_envs)
-        obs_now = np.empty((n, obs_dim))
-        for i, env in enumerate(wave_envs):
-            t, j = divmod(i, e)
-            obs_now[i], _ = env.reset(seed=int(reset_seeds[t, r0 + j]))
+        obs_now = envs.reset(wave_envs, reset_seeds[:, r0 : r0 + e].reshape(-1).tolist())
         wave_noise = noise[:, r0 : r0 + e]  # [T, e, H, act]
         obs_w = np.empty((horizon, n, obs_dim), dtype=np.float32)
         act_w = np.empty((horizon, n, act_dim), dtype=np.float32)
         mean_w = np.empty((horizon, n, act_dim), dtype=np.float32)
         log_std_w = np.empty((horizon, n, act_dim), dtype=np.float32)
         rew_w = np.zeros((horizon, n), dtype=np.float32)
-        infos = InfoRecorder((horizon, n), info_keys)
+        info_w: dict[str, np.ndarray] | None = None
         wave_lengths = np.full(n, horizon, dtype=np.int64)
-        step_fns = [env.step for env in wave_envs]
-        active = list(range(n))
+        active = np.arange(n)
 
         for h in range(horizon):
             act_h, dist = policy.sample(obs_now.reshape(num_tasks, e, obs_dim), wave_noise[:, :, h])
             # The envs get exactly the stored (float32) actions, so stored data replay exactly.
             act_w[h] = act_h.reshape(n, act_dim)
-            act_h = act_w[h]
             obs_w[h] = obs_now
             mean_w[h] = dist["mean"].reshape(n, act_dim)
             log_std_w[h] = dist["log_std"].reshape(n, act_dim)
-            rew_h = rew_w[h]
-            still_active = []
-            for i in active:
-                obs, reward, terminated, truncated, info = step_fns[i](act_h[i])
-                obs_now[i] = obs
-                rew_h[i] = reward
-                infos.record(info, h, i, h)
-                if terminated or truncated:
-                    wave_lengths[i] = h + 1
-                else:
-                    still_active.append(i)
-            active = still_active
-            if not active:
-                break
+            step = envs.step(wave_envs[active], act_w[h][active])
+            obs_now[active] = step.observations
+            rew_w[h, active] = step.rewards
+            if info_w is None:
+                info_w = {key: np.zeros((horizon, n), dtype=np.float32) for key in step.infos}
+            record_infos(info_w, step.infos, h, active)
+            if step.dones.any():
+                wave_lengths[active[step.dones]] = h + 1
+                active = active[~step.dones]
+                if not len(active):
+                    break
 
         # Steps after the last active env finished were never written: zero them out below via
         # the mask (the buffers are np.empty for speed).
@@ -291,8 +233,7 @@ def collect_rollouts(
         means[:, wave] = _to_task_major(mean_w, num_tasks, e)
         log_stds[:, wave] = _to_task_major(log_std_w, num_tasks, e)
         rewards[:, wave] = _to_task_major(rew_w, num_tasks, e)
-        info_keys = infos.keys
-        for key, buf in infos.buffers.items():
+        for key, buf in (info_w or {}).items():
             if key not in env_infos:
                 env_infos[key] = np.zeros(shape, dtype=np.float32)
             env_infos[key][:, wave] = _to_task_major(buf, num_tasks, e)
@@ -309,6 +250,23 @@ def collect_rollouts(
         agent_infos={"mean": means, "log_std": log_stds},
         env_infos=env_infos,
     )
+
+
+def record_infos(
+    buffers: dict[str, np.ndarray], infos: dict[str, np.ndarray], row: int, columns: np.ndarray
+) -> None:
+    """Store one step's ``infos`` (each ``[k]``) at ``buffers[key][row, columns]``.
+
+    Raises:
+        ValueError: if the env's infos changed keys since the first step.
+    """
+    if len(infos) != len(buffers) or any(key not in infos for key in buffers):
+        raise ValueError(
+            f"env infos have keys {sorted(infos)} at a later step, {sorted(buffers)} at the "
+            "first: a MetaEnv must return the same info keys every step"
+        )
+    for key, buffer in buffers.items():
+        buffer[row, columns] = infos[key]
 
 
 def concatenate_paths(batches: Sequence[PathBatch]) -> PathBatch:

@@ -23,6 +23,9 @@ from meta_policy_search.envs.base import MetaEnv
 from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_diagnostics
 from meta_policy_search.types import PathBatch, Task
 
+if TYPE_CHECKING:
+    from meta_policy_search.envs.batched.base import BatchedMetaEnv
+
 
 class MujocoMetaEnv(MetaEnv, MujocoEnv, utils.EzPickle):
     """Base of the MuJoCo meta-envs: a task-aware ``step``, never truncating, and pickling.
@@ -106,6 +109,13 @@ class MujocoMetaEnv(MetaEnv, MujocoEnv, utils.EzPickle):
         if self.render_mode == "human":
             self.render()
         return self._get_obs(), reward, terminated, False, info
+
+    def make_batched(self, num_envs: int) -> BatchedMetaEnv:
+        """``num_envs`` copies stepped with per-copy ``MjData`` and array maths (see
+        :mod:`meta_policy_search.envs.batched.mujoco`)."""
+        from meta_policy_search.envs.batched.mujoco import BatchedMujocoEnv
+
+        return BatchedMujocoEnv(self, num_envs)
 
     def _get_reset_info(self) -> dict[str, float]:
         # Reset infos are not part of the rollout data; keep them empty rather than leak

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +15,12 @@ from meta_policy_search.envs.point_envs.base import (
     distance,
     sample_corners,
 )
+
+if TYPE_CHECKING:
+    from meta_policy_search.envs.batched.point import (
+        BatchedPointEnvCorner,
+        BatchedPointEnvMomentum,
+    )
 
 
 class CornerGoalEnv(PointEnvBase):
@@ -86,6 +92,12 @@ class MetaPointEnvCorner(CornerGoalEnv):
 
     action_bound = 0.2
     obs_dim = 2
+
+    def make_batched(self, num_envs: int) -> BatchedPointEnvCorner:
+        """``num_envs`` copies stepped as whole arrays (see :mod:`meta_policy_search.envs.batched`)."""
+        from meta_policy_search.envs.batched.point import BatchedPointEnvCorner
+
+        return BatchedPointEnvCorner(self, num_envs)
 
     def __init__(self, reward_type: str = "sparse", sparse_reward_radius: float = 0.5) -> None:
         super().__init__(reward_type, sparse_reward_radius)
@@ -162,6 +174,12 @@ class MetaPointEnvMomentum(CornerGoalEnv):
 
     action_bound = 0.1
     obs_dim = 4
+
+    def make_batched(self, num_envs: int) -> BatchedPointEnvMomentum:
+        """``num_envs`` copies stepped as whole arrays (see :mod:`meta_policy_search.envs.batched`)."""
+        from meta_policy_search.envs.batched.point import BatchedPointEnvMomentum
+
+        return BatchedPointEnvMomentum(self, num_envs)
 
     def __init__(self, reward_type: str = "sparse", sparse_reward_radius: float = 2.0) -> None:
         super().__init__(reward_type, sparse_reward_radius)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from meta_policy_search.envs.base import check_positive_int
 from meta_policy_search.envs.point_envs.base import PointEnvBase, as_point, distance
+
+if TYPE_CHECKING:
+    from meta_policy_search.envs.batched.point import BatchedPointEnv
 
 
 class PointEnvRandGoal(PointEnvBase):
@@ -35,6 +38,12 @@ class PointEnvRandGoal(PointEnvBase):
     obs_dim = 2
     goal_bound = 0.5
     """Goals are drawn from ``[-goal_bound, goal_bound]^2``."""
+
+    def make_batched(self, num_envs: int) -> BatchedPointEnv:
+        """``num_envs`` copies stepped as whole arrays (see :mod:`meta_policy_search.envs.batched`)."""
+        from meta_policy_search.envs.batched.point import BatchedPointEnv
+
+        return BatchedPointEnv(self, num_envs)
 
     def sample_tasks(self, n_tasks: int) -> list[np.ndarray]:
         """Draw ``n_tasks`` goals uniformly from ``[-0.5, 0.5]^2`` with :attr:`task_rng`.

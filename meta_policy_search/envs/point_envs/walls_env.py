@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +24,9 @@ GAP_HALF_WIDTH = 1.0
 
 _INSIDE = 1.0 - 1e-6
 """Blocked points are put just inside the wall, so stepping outward again counts as crossing."""
+
+if TYPE_CHECKING:
+    from meta_policy_search.envs.batched.point import BatchedPointEnvWalls
 
 
 class MetaPointEnvWalls(MetaPointEnvCorner):
@@ -57,6 +61,12 @@ class MetaPointEnvWalls(MetaPointEnvCorner):
     Raises:
         ValueError: for an unknown ``reward_type`` or a negative radius.
     """
+
+    def make_batched(self, num_envs: int) -> BatchedPointEnvWalls:
+        """``num_envs`` copies stepped as whole arrays (see :mod:`meta_policy_search.envs.batched`)."""
+        from meta_policy_search.envs.batched.point import BatchedPointEnvWalls
+
+        return BatchedPointEnvWalls(self, num_envs)
 
     def __init__(self, reward_type: str = "dense", sparse_reward_radius: float = 2.0) -> None:
         super().__init__(reward_type, sparse_reward_radius)

@@ -1,0 +1,210 @@
+"""The batched-env protocol: many copies of one :class:`~meta_policy_search.envs.MetaEnv` stepped
+as whole arrays.
+
+The rollout loops (:mod:`meta_policy_search.samplers.rollout`,
+:mod:`meta_policy_search.samplers.budget_rollout`) step a :class:`BatchedMetaEnv` of ``num_envs``
+envs, each set to its own task. A MetaEnv that can compute its dynamics, reward, observation and
+termination for many copies at once returns one from ``make_batched(num_envs)``
+(:func:`make_batched_env`); any other env is stepped one copy at a time through
+:class:`EnvList`, which gives the same results by construction. Issue 7: the per-env Python of
+gymnasium's ``step`` cost more than half of the sampling time.
+
+Contract of a batched env, checked against the single env by ``tests/test_batched_envs.py``: for
+the same task, reset seed and actions, env ``i`` returns the same observations, rewards,
+termination flags and info values (the scalar-number entries of the single env's info, in the
+same key order) as the single env's ``reset(seed=...)`` and ``step``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from meta_policy_search.types import Task
+
+
+class BatchedStep(NamedTuple):
+    """What :meth:`BatchedMetaEnv.step` returns for ``k`` stepped envs.
+
+    Attributes:
+        observations: ``[k, obs_dim]`` float64.
+        rewards: ``[k]`` float64.
+        dones: ``[k]`` bool: the episode terminated (or the env truncated it).
+        infos: info name -> ``[k]`` float64, the same keys (in the same order) every step.
+    """
+
+    observations: np.ndarray
+    rewards: np.ndarray
+    dones: np.ndarray
+    infos: dict[str, np.ndarray]
+
+
+class BatchedMetaEnv:
+    """``num_envs`` copies of a MetaEnv, each with its own task and episode.
+
+    Args:
+        num_envs: number of env copies, positive.
+        observation_space: the single env's observation space (1-D box).
+        action_space: the single env's action space (1-D box); actions are given in its units.
+    """
+
+    def __init__(self, num_envs: int, observation_space: Any, action_space: Any) -> None:
+        self.num_envs = int(num_envs)
+        self.observation_space = observation_space
+        self.action_space = action_space
+
+    def set_tasks(self, tasks: Sequence[Task]) -> None:
+        """Set ``tasks[i]`` on env ``i`` (``len(tasks) == num_envs``).
+
+        Raises:
+            ValueError: on a wrong number of tasks or a task the single env rejects.
+        """
+        raise NotImplementedError
+
+    def reset(self, indices: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
+        """Start a new episode in the envs ``indices`` (ascending), as ``reset(seed=seeds[k])``.
+
+        Returns:
+            ``[len(indices), obs_dim]`` float64 first observations.
+        """
+        raise NotImplementedError
+
+    def step(self, indices: np.ndarray, actions: np.ndarray) -> BatchedStep:
+        """Step the envs ``indices`` (ascending, each reset before) with ``actions[k]``.
+
+        Args:
+            indices: ``[k]`` int env indices.
+            actions: ``[k, act_dim]`` actions in the action space's units.
+
+        Raises:
+            ValueError: if an env's info lacks a key that its earlier steps had.
+        """
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the envs' resources."""
+
+
+def _is_scalar_number(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.ndim == 0 and value.dtype.kind in "biuf"
+    return isinstance(value, (numbers.Real, np.bool_)) and not isinstance(value, str)
+
+
+class EnvList(BatchedMetaEnv):
+    """Any MetaEnv, one copy per env, stepped one after the other (the per-env path).
+
+    The info keys are those of the first step's info whose values are scalar numbers; other
+    entries are dropped.
+
+    Args:
+        envs: ``num_envs`` independent env copies.
+    """
+
+    def __init__(self, envs: Sequence[Any]) -> None:
+        super().__init__(len(envs), envs[0].observation_space, envs[0].action_space)
+        self.envs = list(envs)
+        self.info_keys: list[str] | None = None
+        self._episode_steps = np.zeros(len(envs), dtype=np.int64)
+
+    def set_tasks(self, tasks: Sequence[Task]) -> None:
+        check_num_tasks(tasks, self.num_envs)
+        for env, task in zip(self.envs, tasks):
+            env.set_task(task)
+
+    def reset(self, indices: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
+        obs = np.empty((len(indices), self.observation_space.shape[0]))
+        for k, (i, seed) in enumerate(zip(indices, seeds)):
+            obs[k], _ = self.envs[i].reset(seed=int(seed))
+            self._episode_steps[i] = 0
+        return obs
+
+    def step(self, indices: np.ndarray, actions: np.ndarray) -> BatchedStep:
+        num = len(indices)
+        obs = np.empty((num, self.observation_space.shape[0]))
+        rewards = np.empty(num)
+        dones = np.empty(num, dtype=bool)
+        keys = self.info_keys
+        infos: dict[str, np.ndarray] = {} if keys is None else {key: np.empty(num) for key in keys}
+        envs = self.envs
+        for k, i in enumerate(indices):
+            obs[k], rewards[k], terminated, truncated, info = envs[i].step(actions[k])
+            dones[k] = terminated or truncated
+            if keys is None:
+                keys = self.info_keys = [key for key, v in info.items() if _is_scalar_number(v)]
+                infos = {key: np.empty(num) for key in keys}
+            try:
+                for key in keys:
+                    infos[key][k] = info[key]
+            except KeyError as err:
+                raise ValueError(
+                    f"env info at step {self._episode_steps[i]} lacks key {err}, which earlier "
+                    "steps had: a MetaEnv must return the same info keys every step"
+                ) from None
+            self._episode_steps[i] += 1
+        return BatchedStep(obs, rewards, dones, infos)
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()
+
+
+def check_num_tasks(tasks: Sequence[Task], num_envs: int) -> None:
+    """Raise a ValueError unless there is one task per env."""
+    if len(tasks) != num_envs:
+        raise ValueError(f"expected one task per env ({num_envs}), got {len(tasks)}")
+
+
+def make_batched_env(
+    env: Any, num_envs: int, copy_env: Callable[[], Any], use_batched: bool = True
+) -> BatchedMetaEnv:
+    """``num_envs`` copies of ``env``: its own batched implementation if it has one, else an
+    :class:`EnvList` of copies.
+
+    Args:
+        env: the MetaEnv (possibly wrapped in ``normalize``).
+        num_envs: number of copies, positive.
+        copy_env: returns a new independent copy of ``env`` (used for the per-env path).
+        use_batched: ``False`` forces the per-env path (for benchmarks and tests).
+
+    Returns:
+        A :class:`BatchedMetaEnv`.
+    """
+    make = getattr(env, "make_batched", None)
+    batched = make(num_envs) if use_batched and make is not None else None
+    if batched is not None:
+        return batched
+    return EnvList([copy_env() for _ in range(num_envs)])
+
+
+class NormalizedBatchedEnv(BatchedMetaEnv):
+    """A batched env whose actions go through :meth:`NormalizedEnv.action
+    <meta_policy_search.envs.NormalizedEnv.action>` first (elementwise, so the same numbers).
+
+    Args:
+        env: the wrapped env's batched implementation.
+        action_space: the normalized action space ``[-s, s]``.
+        action: the wrapper's action mapping (applied to ``[k, act_dim]`` arrays).
+    """
+
+    def __init__(
+        self, env: BatchedMetaEnv, action_space: Any, action: Callable[[np.ndarray], np.ndarray]
+    ) -> None:
+        super().__init__(env.num_envs, env.observation_space, action_space)
+        self.env = env
+        self._action = action
+
+    def set_tasks(self, tasks: Sequence[Task]) -> None:
+        self.env.set_tasks(tasks)
+
+    def reset(self, indices: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
+        return self.env.reset(indices, seeds)
+
+    def step(self, indices: np.ndarray, actions: np.ndarray) -> BatchedStep:
+        return self.env.step(indices, self._action(actions))
+
+    def close(self) -> None:
+        self.env.close()
