@@ -25,9 +25,7 @@ import pickle
 import shutil
 import tempfile
 import time
-from typing import Any
-
-import tensorflow as tf
+from typing import TYPE_CHECKING, Any
 
 from meta_policy_search.utils.serialization import TEMP_PREFIX, atomic_write_bytes
 
@@ -38,8 +36,15 @@ INFO_FILE = "state.json"
 _TMP_PREFIX = TEMP_PREFIX  # also the prefix of the pointer file's temporary files
 _CKPT_PREFIX = "itr_"
 
+if TYPE_CHECKING:
+    import tensorflow as tf
+
 
 def _make_checkpoint(trackables: dict[str, Any]) -> tf.train.Checkpoint:
+    # TensorFlow is imported here, not at the top: the run scripts check a run directory's
+    # checkpoint (latest_checkpoint, checkpoint_iteration) before TensorFlow is loaded.
+    import tensorflow as tf
+
     if not isinstance(trackables, dict):
         raise ValueError(f"trackables must be a dict name -> trackable, got {type(trackables)}")
     return tf.train.Checkpoint(**trackables)
@@ -61,6 +66,19 @@ def latest_checkpoint(checkpoint_dir: str) -> str | None:
         name = f.read().strip()
     path = os.path.join(checkpoint_dir, name)
     return path if os.path.isdir(path) else None
+
+
+def checkpoint_iteration(checkpoint_dir: str) -> int | None:
+    """The iteration of the newest complete checkpoint (read without TensorFlow).
+
+    Returns:
+        The last completed iteration, or ``None`` if there is no complete checkpoint.
+    """
+    path = latest_checkpoint(checkpoint_dir)
+    if path is None:
+        return None
+    with open(os.path.join(path, INFO_FILE), encoding="utf-8") as f:
+        return int(json.load(f)["itr"])
 
 
 def save_checkpoint(

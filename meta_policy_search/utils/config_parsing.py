@@ -23,13 +23,22 @@ from meta_policy_search.utils.experiment_configs import (
     DEFAULT_MAX_PATH_LENGTH,
     ENV_SETTINGS,
     RESERVED_KEYS,
+    RESUME_CHANGEABLE,
 )
 from meta_policy_search.utils.paper import paper_overrides
 from meta_policy_search.utils.serialization import atomic_write_json
 
 
 class ConfigError(ValueError):
-    """A bad command line or config file (scripts print it without a traceback)."""
+    """A bad command line or config file (scripts print it without a traceback).
+
+    Args:
+        messages: one message per problem; each is printed as its own ``error:`` line.
+    """
+
+    def __init__(self, *messages: str) -> None:
+        super().__init__("\n".join(messages))
+        self.messages = tuple(messages)
 
 
 def field_docs(config_cls: type) -> dict[str, str]:
@@ -101,7 +110,9 @@ def _coerce(name: str, value: Any, annotation: Any, from_cli: bool) -> Any:
     raise ConfigError(f"{name}: expected {expected}, got {value!r}")
 
 
-def config_from_dict(config_cls: type, values: dict[str, Any], base: Any = None) -> Any:
+def config_from_dict(
+    config_cls: type, values: dict[str, Any], base: Any = None, source: str | None = None
+) -> Any:
     """Build a config from ``values``, starting from ``base`` (default: the dataclass defaults).
 
     Args:
@@ -109,6 +120,7 @@ def config_from_dict(config_cls: type, values: dict[str, Any], base: Any = None)
         values: field name -> JSON value (lists become tuples, ints become floats, ...).
             Keys in :data:`RESERVED_KEYS` are ignored.
         base: a ``config_cls`` instance whose values ``values`` override.
+        source: the file ``values`` came from, named in error messages.
 
     Returns:
         A ``config_cls`` instance.
@@ -118,16 +130,21 @@ def config_from_dict(config_cls: type, values: dict[str, Any], base: Any = None)
     """
     hints = typing.get_type_hints(config_cls)
     names = [f.name for f in dataclasses.fields(config_cls)]
+    where = f"{source}: " if source else ""
     unknown = sorted(set(values) - set(names) - set(RESERVED_KEYS))
     if unknown:
         raise ConfigError(
-            f"unknown config key(s) {unknown} for {config_cls.__name__}; valid keys: {names}"
+            f"{where}unknown config key(s) {unknown} for {config_cls.__name__}; valid keys: "
+            f"{names}"
         )
-    converted = {
-        key: _coerce(key, value, hints[key], from_cli=False)
-        for key, value in values.items()
-        if key in names
-    }
+    try:
+        converted = {
+            key: _coerce(key, value, hints[key], from_cli=False)
+            for key, value in values.items()
+            if key in names
+        }
+    except ConfigError as error:
+        raise ConfigError(f"{where}{error}") from None
     base = config_cls() if base is None else base
     return dataclasses.replace(base, **converted)
 
@@ -172,6 +189,9 @@ class ParsedCommandLine:
     """The paper-config entry applied
     (:func:`~meta_policy_search.utils.paper.paper_overrides`; with ``--resume``, the one the run's
     ``params.json`` recorded), or ``None``."""
+    resume_changes: tuple[str, ...] = ()
+    """With ``--resume``: the fields (all in :data:`RESUME_CHANGEABLE`) whose requested value
+    differs from the run's ``params.json``; ``params.json`` is rewritten only to record these."""
 
 
 def parse_command_line(
@@ -202,14 +222,64 @@ def parse_command_line(
     if args.resume:
         if "dump_path" not in cli:
             raise ConfigError("--resume needs --dump_path (the run directory to continue)")
-        stored = load_json(os.path.join(cli["dump_path"], "params.json"))
-        config = config_from_dict(config_cls, stored)
-        entry = stored.get("paper_config_entry")
-    else:
-        config, entry = _paper_config_base(config_cls, algo_name, [cli, file_values])
+        params_path = os.path.join(cli["dump_path"], "params.json")
+        if not os.path.isfile(params_path):
+            raise ConfigError(
+                f"--resume --dump_path {cli['dump_path']}: no params.json there, so no run to "
+                "continue; drop --resume to start a new run"
+            )
+        stored_values = load_json(params_path)
+        stored = config_from_dict(config_cls, stored_values, source=params_path)
+        entry = stored_values.get("paper_config_entry")
+        config = config_from_dict(config_cls, file_values, base=stored, source=args.config_file)
+        config = dataclasses.replace(config, **cli)
+        changes = check_resume_changes(stored, config, params_path)
+        return ParsedCommandLine(config, True, entry, changes)
+    config, entry = _paper_config_base(config_cls, algo_name, [cli, file_values])
     if file_values:
-        config = config_from_dict(config_cls, file_values, base=config)
-    return ParsedCommandLine(dataclasses.replace(config, **cli), bool(args.resume), entry)
+        config = config_from_dict(config_cls, file_values, base=config, source=args.config_file)
+    return ParsedCommandLine(dataclasses.replace(config, **cli), False, entry)
+
+
+def check_resume_changes(stored: Any, requested: Any, params_path: str) -> tuple[str, ...]:
+    """The fields ``requested`` changes relative to the run's ``stored`` config, if allowed.
+
+    Resuming replays the stored run exactly; only the fields of :data:`RESUME_CHANGEABLE`
+    (iterations, logging, where and how sampling runs, fault handling) may differ.
+
+    Args:
+        stored: the config read from ``params_path``.
+        requested: the config after the config file and flags were applied on top of it.
+        params_path: named in the error message.
+
+    Returns:
+        The names of the changed fields (all changeable), in field order.
+
+    Raises:
+        ConfigError: naming every other changed field with its requested and stored values.
+    """
+    changed = [
+        field.name for field in dataclasses.fields(stored)
+        if getattr(stored, field.name) != getattr(requested, field.name)
+    ]
+    refused = [name for name in changed if name not in RESUME_CHANGEABLE]
+    if refused:
+        raise ConfigError(*[
+            f"--resume: --{name} {_show(getattr(requested, name))} differs from the run's "
+            f"stored value {_show(getattr(stored, name))} ({params_path}) and cannot change in "
+            f"a resumed run; drop the flag, or start a new run with another --dump_path"
+            for name in refused
+        ])
+    return tuple(changed)
+
+
+def _show(value: Any) -> str:
+    """A config value as it would be typed on the command line."""
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in value) if value else "[]"
+    if isinstance(value, (dict, bool)) or value is None:
+        return json.dumps(value)
+    return str(value)
 
 
 def parse_config(
@@ -258,9 +328,18 @@ def _paper_config_base(
 
 
 def load_json(path: str) -> dict[str, Any]:
-    """Read a JSON object from ``path``; raise ValueError if it is not an object."""
-    with open(path, encoding="utf-8") as f:
-        values = json.load(f)
+    """Read a JSON object from ``path``.
+
+    Raises:
+        ConfigError: naming ``path`` if it cannot be read, is not JSON or not a JSON object.
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            values = json.load(f)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read it ({error.strerror or error})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(values, dict):
         raise ConfigError(f"{path}: expected a JSON object of config keys, got {type(values)}")
     return values
@@ -313,3 +392,71 @@ def write_params(
     path = os.path.join(dump_path, "params.json")
     atomic_write_json(path, config_to_dict(config, algo_name, paper_config_entry))
     return path
+
+
+@dataclasses.dataclass(frozen=True)
+class PreparedRun:
+    """A checked command line of a run script: what :func:`prepare_run` returns."""
+
+    config: Any
+    """The resolved config (``max_path_length`` and ``dump_path`` filled in)."""
+    parsed: ParsedCommandLine
+    """What :func:`parse_command_line` read."""
+    checkpoint_dir: str
+    """``<dump_path>/checkpoints``."""
+    last_itr: int | None
+    """With ``--resume``: the iteration of the checkpoint the run continues after."""
+
+
+def prepare_run(
+    config_cls: type, algo_name: str, argv: Sequence[str] | None = None
+) -> PreparedRun:
+    """Parse and check a run script's command line without writing anything or loading TF.
+
+    Checks, in order: the flags and config file, the resume constraints
+    (:func:`check_resume_changes`), then the run directory: ``dump_path`` must be a writable
+    directory (or creatable), a new run must not overwrite a checkpointed one, and a resumed
+    run needs a checkpoint and iterations left to run.
+
+    Args:
+        config_cls: the script's config dataclass.
+        algo_name: the algorithm's name (paper config section, default ``dump_path``).
+        argv: arguments without the program name; ``None`` reads ``sys.argv``.
+
+    Returns:
+        The :class:`PreparedRun`.
+
+    Raises:
+        ConfigError: one message per problem found.
+    """
+    from meta_policy_search.utils.checkpoint import checkpoint_iteration
+
+    parsed = parse_command_line(config_cls, argv, algo_name)
+    config = resolve_config(parsed.config, algo_name)
+    _check_dump_path(config.dump_path)
+    checkpoint_dir = os.path.join(config.dump_path, "checkpoints")
+    last_itr = checkpoint_iteration(checkpoint_dir) if os.path.isdir(checkpoint_dir) else None
+    if not parsed.resume and last_itr is not None:
+        raise ConfigError(
+            f"--dump_path {config.dump_path} already holds a run: pass --resume to continue it, "
+            "or choose another --dump_path"
+        )
+    if parsed.resume and last_itr is None:
+        raise ConfigError(
+            f"--resume: {config.dump_path} has no checkpoint yet (the run stopped during its "
+            "first iteration); start it again without --resume and with the same flags"
+        )
+    return PreparedRun(config, parsed, checkpoint_dir, last_itr if parsed.resume else None)
+
+
+def _check_dump_path(dump_path: str) -> None:
+    """Raise a ConfigError if ``dump_path`` is not, and cannot become, a writable directory."""
+    if os.path.exists(dump_path) and not os.path.isdir(dump_path):
+        raise ConfigError(f"--dump_path {dump_path}: is a file, not a directory")
+    existing = os.path.abspath(dump_path)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise ConfigError(f"--dump_path {dump_path}: {existing} is a file, not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"--dump_path {dump_path}: {existing} is not writable")

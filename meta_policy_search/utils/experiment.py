@@ -27,6 +27,8 @@ the fields it set and the script-owned fields it left alone; ``null`` if none).
 from __future__ import annotations
 
 import os
+import sys
+import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -35,6 +37,7 @@ import numpy as np
 from meta_policy_search.utils.config_parsing import (  # noqa: F401 - re-exported
     ConfigError,
     ParsedCommandLine,
+    PreparedRun,
     config_from_dict,
     config_to_dict,
     field_docs,
@@ -42,6 +45,7 @@ from meta_policy_search.utils.config_parsing import (  # noqa: F401 - re-exporte
     make_parser,
     parse_command_line,
     parse_config,
+    prepare_run,
     resolve_config,
     write_params,
 )
@@ -198,6 +202,24 @@ def build_dice_sample_processor(config: MetaRLConfig) -> Any:
     )
 
 
+def exit_with_config_error(error: ConfigError) -> typing.NoReturn:
+    """Print one ``error:`` line per message of ``error`` to stderr and exit with status 2."""
+    for message in error.messages or (str(error),):
+        print(f"error: {message}", file=sys.stderr)
+    raise ConfigExit(str(error))
+
+
+class ConfigExit(SystemExit):
+    """``SystemExit(2)`` after a config error was printed; ``str()`` is the message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
 def run_experiment(
     config_cls: type,
     algo_name: str,
@@ -220,31 +242,32 @@ def run_experiment(
         The run directory (``config.dump_path``).
 
     Raises:
-        SystemExit: with the message of a :class:`ConfigError` (bad command line or config file,
-            or ``dump_path`` already holds a checkpoint and ``--resume`` was not given), or of a
-            missing config file.
+        ConfigExit: (a ``SystemExit`` with status 2) after printing the messages of a
+            :class:`ConfigError`: a bad flag, value or config file, a ``--resume`` that would
+            change the run, or an unusable ``dump_path`` (checked by :func:`prepare_run` before
+            TensorFlow is imported and before anything is written).
     """
+    try:
+        prepared = prepare_run(config_cls, algo_name, argv)
+    except ConfigError as error:
+        exit_with_config_error(error)
+    config, parsed, resume = prepared.config, prepared.parsed, prepared.parsed.resume
+    checkpoint_dir = prepared.checkpoint_dir
+
     import tensorflow as tf
 
     from meta_policy_search.meta_trainer import Trainer
     from meta_policy_search.utils import logger
-    from meta_policy_search.utils.checkpoint import latest_checkpoint
 
-    try:
-        parsed = parse_command_line(config_cls, argv, algo_name)
-        config, resume = resolve_config(parsed.config, algo_name), parsed.resume
-        checkpoint_dir = os.path.join(config.dump_path, "checkpoints")
-        if not resume and latest_checkpoint(checkpoint_dir) is not None:
-            raise ConfigError(
-                f"{config.dump_path} already holds a run: pass --resume to continue it, or "
-                "choose another --dump_path"
-            )
-    except (ConfigError, FileNotFoundError) as error:
-        raise SystemExit(f"error: {error}") from error
     os.makedirs(config.dump_path, exist_ok=True)
     logger.configure(dir=config.dump_path, format_strs=list(config.log_formats),
                      snapshot_mode="none", append=resume)
-    write_params(config, config.dump_path, algo_name, parsed.paper_entry)
+    if not resume or parsed.resume_changes:
+        # A resumed run's params.json changes only to record an allowed change (e.g. n_itr).
+        write_params(config, config.dump_path, algo_name, parsed.paper_entry)
+    if resume and parsed.resume_changes:
+        logger.log("Resumed with changed settings: " + ", ".join(
+            f"{name}={getattr(config, name)!r}" for name in parsed.resume_changes))
     if parsed.paper_entry is not None and not resume:
         logger.log(describe_paper_entry(parsed.paper_entry))
 

@@ -32,6 +32,13 @@ RESERVED_KEYS = ("algo", "paper_config_entry")
 algorithm's name and the paper-config entry that was applied
 (:class:`~meta_policy_search.utils.experiment.PaperConfigEntry`)."""
 
+RESUME_CHANGEABLE = frozenset({
+    "n_itr", "dump_path", "log_formats", "parallel", "executor", "n_parallel", "ray_address",
+})
+"""Fields a ``--resume`` may change: they do not alter the results of the iterations already
+run (the executors return identical samples). Any other difference from the run's
+``params.json`` is refused, naming the field and its stored value."""
+
 
 @dataclasses.dataclass(frozen=True)
 class MetaRLConfig:
