@@ -24,6 +24,7 @@ from meta_policy_search.utils.experiment_configs import (
     ENV_SETTINGS,
     RESERVED_KEYS,
     RESUME_CHANGEABLE,
+    validate_config,
 )
 from meta_policy_search.utils.paper import paper_overrides
 from meta_policy_search.utils.serialization import atomic_write_json
@@ -87,6 +88,8 @@ def _coerce(name: str, value: Any, annotation: Any, from_cli: bool) -> Any:
                 value = [v.strip() for v in text.strip("()[]").split(",") if v.strip()]
             elif annotation is bool and text.lower() in ("true", "false", "yes", "no"):
                 value = text.lower() in ("true", "yes")
+            elif annotation is float and _is_float(text):
+                value = float(text)  # "inf", "nan": parsed so the validator names them
             else:
                 raise ConfigError(f"--{name}: cannot parse {text!r} as {expected}") from None
         if origin is tuple and not isinstance(value, list):
@@ -108,6 +111,14 @@ def _coerce(name: str, value: Any, annotation: Any, from_cli: bool) -> Any:
     if (annotation is dict or origin is dict) and isinstance(value, dict):
         return dict(value)
     raise ConfigError(f"{name}: expected {expected}, got {value!r}")
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def config_from_dict(
@@ -413,7 +424,8 @@ def prepare_run(
 ) -> PreparedRun:
     """Parse and check a run script's command line without writing anything or loading TF.
 
-    Checks, in order: the flags and config file, the resume constraints
+    Checks, in order: the flags and config file, every value (:func:`~meta_policy_search.utils.
+    experiment_configs.validate_config`), the resume constraints
     (:func:`check_resume_changes`), then the run directory: ``dump_path`` must be a writable
     directory (or creatable), a new run must not overwrite a checkpointed one, and a resumed
     run needs a checkpoint and iterations left to run.
@@ -432,6 +444,9 @@ def prepare_run(
     from meta_policy_search.utils.checkpoint import checkpoint_iteration
 
     parsed = parse_command_line(config_cls, argv, algo_name)
+    errors = validate_config(parsed.config)
+    if errors:
+        raise ConfigError(*errors)
     config = resolve_config(parsed.config, algo_name)
     _check_dump_path(config.dump_path)
     checkpoint_dir = os.path.join(config.dump_path, "checkpoints")

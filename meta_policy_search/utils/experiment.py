@@ -137,6 +137,8 @@ def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any
         executor=executor,
         ray_address=config.ray_address,
         sampling_mode=config.sampling_mode,
+        nonfinite_samples=config.nonfinite_samples,
+        timeout=config.sampler_timeout or None,
     )
 
 
@@ -285,6 +287,7 @@ def run_experiment(
         n_itr=config.n_itr,
         num_inner_grad_steps=config.num_inner_grad_steps,
         checkpoint_dir=checkpoint_dir,
+        max_nonfinite_outer_steps=config.max_nonfinite_outer_steps,
     )
     if resume:
         start_itr = trainer.restore()

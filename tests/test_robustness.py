@@ -1,0 +1,105 @@
+"""Runs that cannot be bricked, poisoned or hung (issue 9): faults injected into tiny runs."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
+
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
+EXPERIMENTS_DIR = os.path.join(REPO, "experiments")
+TINY = [
+    "--env", "PointEnvRandGoal", "--paper_config", "false", "--meta_batch_size", "2",
+    "--rollouts_per_meta_task", "2", "--max_path_length", "5", "--hidden_sizes", "8",
+    "--parallel", "false", "--log_formats", "csv", "--seed", "3",
+]
+STEPS_PER_ITR = 2 * 2 * 2 * 5  # phases x tasks x rollouts x H (the point env never ends early)
+
+
+@pytest.fixture(scope="module")
+def point_mass():
+    sys.path.insert(0, EXPERIMENTS_DIR)
+    try:
+        yield importlib.import_module("promp_run_point_mass")
+    finally:
+        sys.path.remove(EXPERIMENTS_DIR)
+
+
+@pytest.fixture
+def reset_logger():
+    from meta_policy_search.utils import logger
+
+    yield
+    logger.reset()
+
+
+def read_rows(run_dir) -> list[dict]:
+    with open(os.path.join(run_dir, "progress.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def nan_reward_at(monkeypatch, step_numbers: set[int]) -> None:
+    """Make the point env return a NaN reward at the given (1-based) env steps of the process."""
+    original = PointEnvRandGoal.step
+    counter = {"n": 0}
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = original(self, action)
+        counter["n"] += 1
+        if counter["n"] in step_numbers:
+            reward = float("nan")
+        return obs, reward, terminated, truncated, info
+
+    monkeypatch.setattr(PointEnvRandGoal, "step", step)
+
+
+# ---------------------------------------------------------------------------- 9.2 NaN / inf
+def test_nan_reward_with_zero_baseline_stops_the_run_naming_the_episode(
+    point_mass, tmp_path, monkeypatch, reset_logger
+):
+    from meta_policy_search.samplers.meta_sampler import NonFiniteSampleError
+    from meta_policy_search.utils.checkpoint import checkpoint_iteration
+
+    # Iteration 1's first phase; the envs of a task step together: task 1, rollout 1, step 1.
+    nan_reward_at(monkeypatch, {STEPS_PER_ITR + 8})
+    run_dir = str(tmp_path / "run")
+    with pytest.raises(NonFiniteSampleError, match=r"non-finite reward nan in sampling phase 2, "
+                       r"task 1 \(.*\), rollout 1, step 1 .*--nonfinite_samples drop"):
+        point_mass.main(TINY + ["--baseline", "ZeroBaseline", "--n_itr", "3",
+                                "--dump_path", run_dir])
+    assert checkpoint_iteration(os.path.join(run_dir, "checkpoints")) == 0  # finite, kept
+
+
+def test_dropped_non_finite_episodes_are_counted(point_mass, tmp_path, monkeypatch, reset_logger):
+    nan_reward_at(monkeypatch, {3, STEPS_PER_ITR + 8})
+    run_dir = point_mass.main(TINY + ["--baseline", "ZeroBaseline", "--n_itr", "2",
+                                      "--nonfinite_samples", "drop",
+                                      "--dump_path", str(tmp_path / "run")])
+    rows = read_rows(run_dir)
+    assert [row["NonFiniteEpisodesDropped"] for row in rows] == ["1", "2"]
+    for row in rows:
+        assert all(np.isfinite(float(v)) for k, v in row.items() if v and "Time" not in k)
+
+
+@pytest.mark.parametrize("value", ["Infinity", "-inf", "NaN"])
+def test_every_float_setting_must_be_finite(point_mass, tmp_path, value):
+    import dataclasses
+    import typing
+
+    from meta_policy_search.utils.experiment import ConfigError, prepare_run
+
+    hints = typing.get_type_hints(point_mass.Config)
+    float_fields = [f.name for f in dataclasses.fields(point_mass.Config)
+                    if hints[f.name] in (float, float | None)]
+    assert "learning_rate" in float_fields and "discount" in float_fields
+    for name in float_fields:
+        with pytest.raises(ConfigError, match=f"--{name} .*: must be a finite number"):
+            prepare_run(point_mass.Config, "promp",
+                        ["--dump_path", str(tmp_path / "run"), f"--{name}={value}"])
+    assert not os.path.exists(tmp_path / "run")
