@@ -103,3 +103,55 @@ def test_every_float_setting_must_be_finite(point_mass, tmp_path, value):
             prepare_run(point_mass.Config, "promp",
                         ["--dump_path", str(tmp_path / "run"), f"--{name}={value}"])
     assert not os.path.exists(tmp_path / "run")
+
+
+# ---------------------------------------------------------------------------- 9.3 hung worker
+class PointPolicy:
+    """The part of the meta-policy interface the sampler uses, for the 2-D point env."""
+
+    def __init__(self, meta_batch_size: int) -> None:
+        from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
+
+        rng = np.random.default_rng(0)
+        self.sampling_policy = NumpyGaussianMLP({
+            "W0": rng.normal(size=(meta_batch_size, 2, 2)).astype(np.float32),
+            "b0": np.zeros((meta_batch_size, 2), np.float32),
+            "log_std": np.zeros((meta_batch_size, 2), np.float32),
+        })
+
+    def get_sampling_policy(self):
+        return self.sampling_policy
+
+
+def test_stopped_worker_fails_after_the_automatic_timeout(monkeypatch):
+    import signal
+    import time
+
+    from meta_policy_search.envs import make_env
+    from meta_policy_search.samplers import meta_sampler
+    from meta_policy_search.samplers.meta_sampler import AUTO_TIMEOUT, MetaSampler
+
+    monkeypatch.setattr(meta_sampler, "AUTO_TIMEOUT_FLOOR", 1.5)
+    sampler = MetaSampler(make_env("PointEnvRandGoal"), PointPolicy(2), rollouts_per_meta_task=2,
+                          meta_batch_size=2, max_path_length=5, executor="parallel",
+                          n_parallel=2, timeout=AUTO_TIMEOUT)
+    try:
+        sampler.update_tasks()
+        sampler.obtain_samples()  # measured: far below the floor
+        assert sampler.executor.timeout == 1.5
+        pid = sampler.executor._processes[1].pid
+        os.kill(pid, signal.SIGSTOP)
+        start = time.monotonic()
+        with pytest.raises(RuntimeError, match=rf"worker 1 \(pid {pid}, tasks 1\.\.1\) sent no "
+                           r"reply after waiting 1.5 s .*--sampler_timeout"):
+            sampler.obtain_samples()
+        assert time.monotonic() - start < 10
+    finally:
+        sampler.close()  # kills the stopped worker
+
+
+@pytest.mark.parametrize(("flag", "expected"), [(None, "auto"), (0.0, None), (30.0, 30.0)])
+def test_sampler_timeout_flag(flag, expected):
+    from meta_policy_search.utils.experiment import _sampler_timeout
+
+    assert _sampler_timeout(flag) == expected

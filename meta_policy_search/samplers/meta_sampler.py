@@ -25,6 +25,12 @@ NONFINITE_MODES = ("raise", "drop")
 reward: raise a ``NonFiniteSampleError`` naming the task, rollout and step, or drop the episode."""
 
 EXECUTORS = ("iterative", "parallel", "ray")
+
+AUTO_TIMEOUT = "auto"
+"""``MetaSampler(timeout=AUTO_TIMEOUT)``: a phase may take ``max(AUTO_TIMEOUT_FLOOR,
+AUTO_TIMEOUT_FACTOR x`` the slowest phase so far``)`` seconds."""
+AUTO_TIMEOUT_FLOOR = 600.0
+AUTO_TIMEOUT_FACTOR = 20.0
 """Names accepted by ``MetaSampler(executor=...)``."""
 
 
@@ -145,8 +151,11 @@ class MetaSampler:
         ray_address: Ray cluster to connect to if Ray is not initialised yet (``None``: start a
             local instance); only used by the Ray executor.
         timeout: seconds a sampling phase may wait for worker processes or Ray actors before
-            they are presumed hung and a RuntimeError is raised (``None``: no limit; a worker
-            that *dies* is always detected at once). Ignored by the iterative executor.
+            they are presumed hung and a RuntimeError naming them is raised (``None``: no
+            limit; a worker that *dies* is always detected at once); :data:`AUTO_TIMEOUT`:
+            derived from the measured phase times (generous: a hung worker, e.g. stopped by
+            SIGSTOP or blocked in an env, is the target, not a slow one). Ignored by the
+            iterative executor.
         sampling_mode: ``'rollouts'`` or ``'budget'`` (see above).
         nonfinite_samples: what a NaN or inf observation, action or reward does: ``'raise'`` a
             :class:`NonFiniteSampleError` naming the task, rollout and step; ``'drop'`` the
@@ -175,7 +184,7 @@ class MetaSampler:
         seed: int = 0,
         executor: str | None = None,
         ray_address: str | None = None,
-        timeout: float | None = None,
+        timeout: float | str | None = None,
         sampling_mode: str = "rollouts",
         nonfinite_samples: str = "raise",
     ) -> None:
@@ -201,6 +210,13 @@ class MetaSampler:
                 f"{self.rollouts_per_meta_task}: the extra env copies would never run"
             )
         self.executor_name = resolve_executor(executor, parallel)
+        self.auto_timeout = timeout == AUTO_TIMEOUT
+        if self.auto_timeout:
+            timeout = AUTO_TIMEOUT_FLOOR
+        elif isinstance(timeout, str):
+            raise ValueError(f"timeout must be seconds, None or {AUTO_TIMEOUT!r}, got {timeout!r}")
+        self.slowest_phase_seconds = 0.0
+        """Wall time of the slowest sampling phase so far (sets the automatic timeout)."""
         if self.executor_name == "iterative":
             n_parallel = None  # documented: ignored for the iterative executor
         self.seed = check_non_negative_int("seed", seed)
@@ -301,11 +317,16 @@ class MetaSampler:
         if self._tasks is None:
             raise RuntimeError("call update_tasks() before obtain_samples()")
         sampling_policy = self.policy.get_sampling_policy()
+        if self.auto_timeout and hasattr(self.executor, "timeout"):
+            self.executor.timeout = max(
+                AUTO_TIMEOUT_FLOOR, AUTO_TIMEOUT_FACTOR * self.slowest_phase_seconds
+            )
         start = time.perf_counter()
         paths = self.executor.collect(
             sampling_policy, self.rollouts_per_meta_task, self._phase, self.sampling_mode
         )
         elapsed = time.perf_counter() - start
+        self.slowest_phase_seconds = max(self.slowest_phase_seconds, elapsed)
         bad = find_nonfinite(paths)
         if bad.any():
             paths = self._handle_nonfinite(paths, bad)

@@ -138,8 +138,17 @@ def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any
         ray_address=config.ray_address,
         sampling_mode=config.sampling_mode,
         nonfinite_samples=config.nonfinite_samples,
-        timeout=config.sampler_timeout or None,
+        timeout=_sampler_timeout(config.sampler_timeout),
     )
+
+
+def _sampler_timeout(seconds: float | None) -> float | str | None:
+    """``MetaSampler``'s ``timeout`` for ``--sampler_timeout``: none means automatic, 0 none."""
+    if seconds is None:
+        from meta_policy_search.samplers.meta_sampler import AUTO_TIMEOUT
+
+        return AUTO_TIMEOUT
+    return float(seconds) if seconds > 0 else None
 
 
 def resolved_horizon(config: MetaRLConfig) -> int:
