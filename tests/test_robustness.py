@@ -155,3 +155,41 @@ def test_sampler_timeout_flag(flag, expected):
     from meta_policy_search.utils.experiment import _sampler_timeout
 
     assert _sampler_timeout(flag) == expected
+
+
+# ---------------------------------------------------------------------------- 9.4 duplicates
+def tensorboard_steps(run_dir) -> list[int]:
+    import tensorflow as tf
+    from tensorflow.core.util import event_pb2
+
+    steps = []
+    for name in sorted(os.listdir(run_dir)):
+        if name.startswith("events.out.tfevents"):
+            for record in tf.data.TFRecordDataset(os.path.join(run_dir, name)):
+                event = event_pb2.Event.FromString(record.numpy())
+                steps += [event.step for value in event.summary.value if value.tag == "Itr"]
+    return sorted(steps)
+
+
+def test_kill_between_log_and_checkpoint_leaves_one_row_per_iteration(
+    point_mass, tmp_path, monkeypatch, reset_logger
+):
+    from meta_policy_search.meta_trainer import Trainer
+
+    original_save = Trainer.save
+
+    def save_then_die_at_itr_1(self, itr):
+        if itr == 1:  # the row of iteration 1 is written, its checkpoint is not: "SIGKILL"
+            raise KeyboardInterrupt
+        return original_save(self, itr)
+
+    run_dir = str(tmp_path / "run")
+    flags = TINY + ["--n_itr", "2", "--dump_path", run_dir, "--log_formats", "csv,tensorboard"]
+    monkeypatch.setattr(Trainer, "save", save_then_die_at_itr_1)
+    with pytest.raises(KeyboardInterrupt):
+        point_mass.main(flags)
+    assert [row["Itr"] for row in read_rows(run_dir)] == ["0", "1"]
+    monkeypatch.setattr(Trainer, "save", original_save)
+    point_mass.main(["--resume", "--dump_path", run_dir])
+    assert [row["Itr"] for row in read_rows(run_dir)] == ["0", "1"]
+    assert tensorboard_steps(run_dir) == [0, 1]

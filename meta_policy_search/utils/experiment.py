@@ -272,7 +272,7 @@ def run_experiment(
 
     os.makedirs(config.dump_path, exist_ok=True)
     logger.configure(dir=config.dump_path, format_strs=list(config.log_formats),
-                     snapshot_mode="none", append=resume)
+                     snapshot_mode="none", append=resume, keep_through=prepared.last_itr)
     if not resume or parsed.resume_changes:
         # A resumed run's params.json changes only to record an allowed change (e.g. n_itr).
         write_params(config, config.dump_path, algo_name, parsed.paper_entry)
