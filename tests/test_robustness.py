@@ -193,3 +193,77 @@ def test_kill_between_log_and_checkpoint_leaves_one_row_per_iteration(
     point_mass.main(["--resume", "--dump_path", run_dir])
     assert [row["Itr"] for row in read_rows(run_dir)] == ["0", "1"]
     assert tensorboard_steps(run_dir) == [0, 1]
+
+
+# ---------------------------------------------------------------------------- 9.5 early errors
+def run_script(args: list[str], cwd, script: str = "promp_run_mujoco.py"):
+    import subprocess
+    import time
+
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(REPO)}
+    start = time.monotonic()
+    result = subprocess.run([sys.executable, os.path.join(EXPERIMENTS_DIR, script), *args],
+                            cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return result, time.monotonic() - start
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--meta_batch_size", "0"], ["--meta_batch_size 0: must be an integer >= 1"]),
+    (["--learning_rate", "Infinity"], ["--learning_rate inf: must be a finite number"]),
+    (["--num_ppo_steps", "0", "--discount", "2"],
+     ["--discount 2.0: must be a number in [0, 1]", "--num_ppo_steps 0: must be an integer >= 1"]),
+    (["--dump_path", "afile"], ["--dump_path afile: is a file, not a directory"]),
+    (["--config_file", "bad.json"], ["bad.json: not valid JSON"]),
+    (["--resume", "--dump_path", "empty_run"], ["--resume: empty_run has no checkpoint yet"]),
+])
+def test_invalid_settings_exit_2_at_once_writing_nothing(tmp_path, args, expected):
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "bad.json").write_text("{'n_itr': 3}")
+    (tmp_path / "empty_run").mkdir()
+    (tmp_path / "empty_run" / "params.json").write_text('{"algo": "promp"}')
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    result, seconds = run_script(args, tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == len(expected), result.stderr
+    for line, message in zip(lines, expected):
+        assert line.startswith("error: " + message), line
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing written
+    assert seconds < 2.0
+
+
+def test_help_does_not_load_tensorflow(tmp_path):
+    import subprocess
+
+    code = ("import runpy, sys\n"
+            f"sys.argv = ['promp_run_mujoco.py', '--help']\n"
+            f"sys.path.insert(0, {EXPERIMENTS_DIR!r})\n"
+            "try:\n"
+            f"    runpy.run_path({os.path.join(EXPERIMENTS_DIR, 'promp_run_mujoco.py')!r},"
+            " run_name='__main__')\n"
+            "except SystemExit as e:\n"
+            "    assert e.code == 0, e.code\n"
+            "print('tensorflow loaded:', 'tensorflow' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": os.path.abspath(REPO)})
+    assert "--sampler_timeout" in result.stdout
+    assert "tensorflow loaded: False" in result.stdout, result.stderr
+    assert result.stderr == ""
+
+
+# ---------------------------------------------------------------------------- 9.7 noise
+def test_tensorflow_start_up_is_quiet_on_cpu(tmp_path):
+    import subprocess
+
+    code = ("import sys\n"
+            "from meta_policy_search.utils.quiet_tf import import_tensorflow\n"
+            "tf = import_tensorflow()\n"
+            "print(float(tf.reduce_sum(tf.ones(3))))\n"
+            "print('still here', file=sys.stderr)\n")
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(REPO), "TF_CPP_MIN_LOG_LEVEL": "2"}
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120, env=env)
+    assert result.stdout == "3.0\n"
+    assert result.stderr == "still here\n"  # no cuda / absl / cpu_feature lines

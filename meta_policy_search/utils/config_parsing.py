@@ -417,6 +417,8 @@ class PreparedRun:
     """``<dump_path>/checkpoints``."""
     last_itr: int | None
     """With ``--resume``: the iteration of the checkpoint the run continues after."""
+    finished: bool = False
+    """With ``--resume``: the run has already completed ``n_itr`` iterations (nothing to do)."""
 
 
 def prepare_run(
@@ -461,7 +463,9 @@ def prepare_run(
             f"--resume: {config.dump_path} has no checkpoint yet (the run stopped during its "
             "first iteration); start it again without --resume and with the same flags"
         )
-    return PreparedRun(config, parsed, checkpoint_dir, last_itr if parsed.resume else None)
+    finished = parsed.resume and last_itr is not None and last_itr + 1 >= config.n_itr
+    return PreparedRun(config, parsed, checkpoint_dir, last_itr if parsed.resume else None,
+                       finished)
 
 
 def _check_dump_path(dump_path: str) -> None:

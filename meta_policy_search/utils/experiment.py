@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -60,6 +61,7 @@ from meta_policy_search.utils.experiment_configs import (  # noqa: F401 - re-exp
     VPGMAMLConfig,
 )
 from meta_policy_search.utils.paper import describe_paper_entry
+from meta_policy_search.utils.quiet_tf import import_tensorflow
 
 
 # ---------------------------------------------------------------------------- builders
@@ -213,6 +215,22 @@ def build_dice_sample_processor(config: MetaRLConfig) -> Any:
     )
 
 
+def make_run_dir(dump_path: str) -> None:
+    """Create ``dump_path`` and check that files can be written in it.
+
+    Raises:
+        ConfigError: if it cannot be created or written (e.g. a read-only file system).
+    """
+    try:
+        os.makedirs(dump_path, exist_ok=True)
+        with tempfile.TemporaryFile(dir=dump_path):
+            pass
+    except OSError as error:
+        raise ConfigError(
+            f"--dump_path {dump_path}: cannot write there ({error.strerror or error})"
+        ) from None
+
+
 def exit_with_config_error(error: ConfigError) -> typing.NoReturn:
     """Print one ``error:`` line per message of ``error`` to stderr and exit with status 2."""
     for message in error.messages or (str(error),):
@@ -250,7 +268,8 @@ def run_experiment(
         argv: command-line arguments (default ``sys.argv[1:]``).
 
     Returns:
-        The run directory (``config.dump_path``).
+        The run directory (``config.dump_path``). ``--resume`` of a run that already completed
+        ``n_itr`` iterations prints so to stderr and returns at once, touching nothing.
 
     Raises:
         ConfigExit: (a ``SystemExit`` with status 2) after printing the messages of a
@@ -260,17 +279,26 @@ def run_experiment(
     """
     try:
         prepared = prepare_run(config_cls, algo_name, argv)
+        if not prepared.finished:
+            make_run_dir(prepared.config.dump_path)
     except ConfigError as error:
         exit_with_config_error(error)
     config, parsed, resume = prepared.config, prepared.parsed, prepared.parsed.resume
     checkpoint_dir = prepared.checkpoint_dir
+    if prepared.finished:
+        print(
+            f"nothing to do: {config.dump_path} already completed all n_itr={config.n_itr} "
+            f"iterations (its last checkpoint is iteration {prepared.last_itr}); pass a larger "
+            "--n_itr to continue training it",
+            file=sys.stderr,
+        )
+        return config.dump_path
 
-    import tensorflow as tf
+    tf = import_tensorflow()  # after every check: a bad flag fails in well under a second
 
     from meta_policy_search.meta_trainer import Trainer
     from meta_policy_search.utils import logger
 
-    os.makedirs(config.dump_path, exist_ok=True)
     logger.configure(dir=config.dump_path, format_strs=list(config.log_formats),
                      snapshot_mode="none", append=resume, keep_through=prepared.last_itr)
     if not resume or parsed.resume_changes:
