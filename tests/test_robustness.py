@@ -267,3 +267,25 @@ def test_tensorflow_start_up_is_quiet_on_cpu(tmp_path):
                             text=True, timeout=120, env=env)
     assert result.stdout == "3.0\n"
     assert result.stderr == "still here\n"  # no cuda / absl / cpu_feature lines
+
+
+def test_validation_choices_match_the_library():
+    """The validator's copies of the choice lists (kept TensorFlow-free) are the library's."""
+    from meta_policy_search import baselines
+    from meta_policy_search.envs.registry import ENV_CLASS_NAMES
+    from meta_policy_search.meta_algos.base import EXPLORATION_TYPES, INNER_TYPES
+    from meta_policy_search.policies.networks import TF_NONLINEARITIES
+    from meta_policy_search.samplers.meta_sampler import EXECUTORS, NONFINITE_MODES
+    from meta_policy_search.samplers.rollout import SAMPLING_MODES
+    from meta_policy_search.utils import experiment_configs as configs
+    from meta_policy_search.utils.logger import FORMAT_STRS
+
+    assert set(configs.ENV_SETTINGS) == set(ENV_CLASS_NAMES)
+    assert set(configs.BASELINES) == set(baselines.__all__) - {"Baseline"}
+    assert set(configs.NONLINEARITIES) == set(TF_NONLINEARITIES)
+    assert configs.INNER_TYPES == INNER_TYPES
+    assert configs.EXPLORATION_TYPES == EXPLORATION_TYPES
+    assert configs.EXECUTORS == EXECUTORS
+    assert configs.NONFINITE_MODES == NONFINITE_MODES
+    assert configs.SAMPLING_MODES == SAMPLING_MODES
+    assert configs.LOG_FORMATS == FORMAT_STRS

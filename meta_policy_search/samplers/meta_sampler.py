@@ -27,10 +27,13 @@ reward: raise a ``NonFiniteSampleError`` naming the task, rollout and step, or d
 EXECUTORS = ("iterative", "parallel", "ray")
 
 AUTO_TIMEOUT = "auto"
-"""``MetaSampler(timeout=AUTO_TIMEOUT)``: a phase may take ``max(AUTO_TIMEOUT_FLOOR,
-AUTO_TIMEOUT_FACTOR x`` the slowest phase so far``)`` seconds."""
+"""``MetaSampler(timeout=AUTO_TIMEOUT)``: a phase may take the larger of
+:data:`AUTO_TIMEOUT_FLOOR` seconds and :data:`AUTO_TIMEOUT_FACTOR` times the slowest phase so
+far."""
 AUTO_TIMEOUT_FLOOR = 600.0
+"""Seconds: the automatic timeout's minimum (generous, a slow phase must never trip it)."""
 AUTO_TIMEOUT_FACTOR = 20.0
+"""The automatic timeout is at least this many times the slowest phase so far."""
 """Names accepted by ``MetaSampler(executor=...)``."""
 
 

@@ -426,8 +426,8 @@ def prepare_run(
 ) -> PreparedRun:
     """Parse and check a run script's command line without writing anything or loading TF.
 
-    Checks, in order: the flags and config file, every value (:func:`~meta_policy_search.utils.
-    experiment_configs.validate_config`), the resume constraints
+    Checks, in order: the flags and config file, every value
+    (:func:`~meta_policy_search.utils.experiment_configs.validate_config`), the resume constraints
     (:func:`check_resume_changes`), then the run directory: ``dump_path`` must be a writable
     directory (or creatable), a new run must not overwrite a checkpointed one, and a resumed
     run needs a checkpoint and iterations left to run.

@@ -115,8 +115,8 @@ class MetaRLConfig:
     defaults; fields the run script redeclares, ``--config_file`` and flags still win."""
     sampler_timeout: float | None = None
     """Seconds a sampling phase may wait for worker processes or Ray actors before they are
-    presumed hung and the run stops naming them; ``None``: automatic, ``max(600, 20 x`` the
-    slowest phase so far``)``; ``0``: wait forever. Ignored by the iterative executor."""
+    presumed hung and the run stops naming them; ``None``: automatic, the larger of 600 s and
+    20 times the slowest phase so far; ``0``: wait forever. Ignored by the iterative executor."""
     nonfinite_samples: str = "raise"
     """A NaN or inf observation, action or reward: ``raise`` an error naming the task, rollout and
     step, or ``drop`` the episode (counted as ``NonFiniteEpisodesDropped``)."""
@@ -191,7 +191,7 @@ class DiceMAMLConfig(MetaRLConfig):
 
 # ---------------------------------------------------------------------------- validation
 # Choices copied here so that checking a command line never imports TensorFlow or gymnasium;
-# tests/test_experiment_utils.py checks they equal the library's own lists.
+# tests/test_robustness.py checks they equal the library's own lists.
 SAMPLING_MODES = ("rollouts", "budget")
 EXECUTORS = ("iterative", "parallel", "ray")
 BASELINES = ("LinearFeatureBaseline", "LinearTimeBaseline", "ZeroBaseline")
