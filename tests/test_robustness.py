@@ -289,3 +289,14 @@ def test_validation_choices_match_the_library():
     assert configs.NONFINITE_MODES == NONFINITE_MODES
     assert configs.SAMPLING_MODES == SAMPLING_MODES
     assert configs.LOG_FORMATS == FORMAT_STRS
+
+
+def test_bad_env_kwargs_fail_before_anything_is_written(point_mass, tmp_path):
+    from meta_policy_search.utils.experiment import ConfigError, prepare_run
+
+    with pytest.raises(ConfigError, match=r"--env_kwargs \{\"reward_type\": \"foo\"\}: "
+                       r"MetaPointEnvCorner rejects them \(reward_type must be one of"):
+        prepare_run(point_mass.Config, "promp", [
+            "--env", "MetaPointEnvCorner", "--env_kwargs", '{"reward_type": "foo"}',
+            "--dump_path", str(tmp_path / "run")])
+    assert not os.path.exists(tmp_path / "run")

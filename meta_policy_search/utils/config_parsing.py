@@ -449,6 +449,8 @@ def prepare_run(
     errors = validate_config(parsed.config)
     if errors:
         raise ConfigError(*errors)
+    if parsed.config.env_kwargs:
+        _check_env_kwargs(parsed.config.env, parsed.config.env_kwargs)
     config = resolve_config(parsed.config, algo_name)
     _check_dump_path(config.dump_path)
     checkpoint_dir = os.path.join(config.dump_path, "checkpoints")
@@ -466,6 +468,18 @@ def prepare_run(
     finished = parsed.resume and last_itr is not None and last_itr + 1 >= config.n_itr
     return PreparedRun(config, parsed, checkpoint_dir, last_itr if parsed.resume else None,
                        finished)
+
+
+def _check_env_kwargs(env: str, env_kwargs: dict[str, Any]) -> None:
+    """Build the env once (no TensorFlow needed) so that bad ``env_kwargs`` fail early."""
+    from meta_policy_search.envs import make_env
+
+    try:
+        make_env(env, **env_kwargs).close()
+    except (TypeError, ValueError) as error:
+        raise ConfigError(
+            f"--env_kwargs {json.dumps(env_kwargs)}: {env} rejects them ({error})"
+        ) from None
 
 
 def _check_dump_path(dump_path: str) -> None:
