@@ -38,7 +38,6 @@ import numpy as np
 from meta_policy_search.utils.config_parsing import (  # noqa: F401 - re-exported
     ConfigError,
     ParsedCommandLine,
-    PreparedRun,
     config_from_dict,
     config_to_dict,
     field_docs,
@@ -46,7 +45,6 @@ from meta_policy_search.utils.config_parsing import (  # noqa: F401 - re-exporte
     make_parser,
     parse_command_line,
     parse_config,
-    prepare_run,
     resolve_config,
     write_params,
 )
@@ -62,6 +60,7 @@ from meta_policy_search.utils.experiment_configs import (  # noqa: F401 - re-exp
 )
 from meta_policy_search.utils.paper import describe_paper_entry
 from meta_policy_search.utils.quiet_tf import import_tensorflow
+from meta_policy_search.utils.run_checks import PreparedRun, prepare_run  # noqa: F401 - re-exported
 
 
 # ---------------------------------------------------------------------------- builders
