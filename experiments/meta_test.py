@@ -94,7 +94,9 @@ def evaluate_run(
         ValueError: on ``n_tasks <= 0``, ``num_adapt_steps < 0`` or an unknown algorithm.
         FileNotFoundError: if a run directory lacks ``params.json`` or a checkpoint.
     """
-    import tensorflow as tf
+    from meta_policy_search.utils.quiet_tf import import_tensorflow
+
+    tf = import_tensorflow()
 
     if isinstance(n_tasks, bool) or not isinstance(n_tasks, int) or n_tasks <= 0:
         raise ValueError(f"n_tasks must be a positive integer, got {n_tasks!r}")
@@ -233,6 +235,26 @@ def _parse_bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit with status 2 and one line naming the flag on an invalid argument (before TF loads)."""
+    from meta_policy_search.utils.checkpoint import latest_checkpoint
+
+    minimums = {"n_tasks": 1, "num_adapt_steps": 0, "seed": 0, "rollouts_per_task": 1}
+    for name, minimum in minimums.items():
+        value = getattr(args, name)
+        if value is not None and value < minimum:
+            parser.error(f"--{name} {value}: must be an integer >= {minimum}")
+    for flag, run_dir in (("run_dir", args.run_dir), ("--pretrained_run", args.pretrained_run)):
+        if run_dir is None:
+            continue
+        if not os.path.isfile(os.path.join(run_dir, "params.json")):
+            parser.error(f"{flag} {run_dir}: no params.json there (not a training run directory)")
+        if latest_checkpoint(os.path.join(run_dir, "checkpoints")) is None:
+            parser.error(f"{flag} {run_dir}: the run has no checkpoint yet")
+    if args.output_dir and os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
+        parser.error(f"--output_dir {args.output_dir}: is a file, not a directory")
+
+
 def main(argv: Sequence[str] | None = None) -> str:
     """Command-line entry point; returns the output directory.
 
@@ -260,6 +282,7 @@ def main(argv: Sequence[str] | None = None) -> str:
                         help="error bars of the plot")
     parser.add_argument("--output_dir", default=None, help="default: RUN_DIR/meta_test")
     args = parser.parse_args(argv)
+    check_args(parser, args)
     results = evaluate_run(
         args.run_dir, n_tasks=args.n_tasks, num_adapt_steps=args.num_adapt_steps,
         seed=args.seed, rollouts_per_task=args.rollouts_per_task, parallel=args.parallel,

@@ -61,6 +61,7 @@ from meta_policy_search.utils.experiment import (
     parse_config,
     resolve_config,
 )
+from meta_policy_search.utils.experiment_configs import RESUME_CHANGEABLE
 from meta_policy_search.utils.paper import (
     ReferencePoint,
     load_paper_reference,
@@ -80,8 +81,7 @@ DONE_FILE = "done.json"
 RESERVED_FLAGS = ("--env", "--seed", "--n_itr", "--dump_path", "--resume")
 """Flags that the grid sets per run: not allowed after ``--``."""
 
-EXECUTION_FIELDS = ("n_itr", "dump_path", "parallel", "n_parallel", "executor", "ray_address",
-                    "log_formats")
+EXECUTION_FIELDS = tuple(sorted(RESUME_CHANGEABLE))
 """Config fields that may differ between a run's ``params.json`` and the plan (they do not
 change the results, or are set per invocation)."""
 
@@ -174,6 +174,14 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
     args = parser.parse_args(argv)
     if args.n_concurrent < 1:
         parser.error(f"--n_concurrent must be at least 1, got {args.n_concurrent}")
+    for name in ("timesteps", "cpus_per_run", "status_every"):
+        value = getattr(args, name)
+        if not (math.isfinite(value) and value > 0):
+            parser.error(f"--{name} {value}: must be a finite number > 0")
+    if any(seed < 0 for seed in args.seeds):
+        parser.error(f"--seeds must be integers >= 0, got {args.seeds}")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        parser.error(f"--out {args.out}: is a file, not a directory")
     if len(set(args.seeds)) != len(args.seeds):
         parser.error(f"--seeds must be distinct, got {args.seeds}")
     for arg in extra_args:

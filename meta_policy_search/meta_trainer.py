@@ -12,6 +12,11 @@ import numpy as np
 from meta_policy_search.utils import logger
 from meta_policy_search.utils.checkpoint import restore_checkpoint, save_checkpoint
 
+
+class NonFiniteError(FloatingPointError):
+    """Training produced NaN or inf values and cannot continue (see ``Trainer``)."""
+
+
 Callback = Callable[["Trainer", int, dict[str, float]], Any]
 """``callback(trainer, itr, stats)`` runs after each iteration; returning ``False`` stops training."""
 
@@ -58,9 +63,19 @@ class Trainer:
         callbacks: called as ``callback(trainer, itr, stats)`` after each iteration, where
             ``stats`` holds the algorithm's statistics and ``Step_k-AverageReturn``; a callback
             returning ``False`` stops training.
+        max_nonfinite_outer_steps: an outer step whose statistics (losses, KL) or resulting
+            meta-variables hold NaN or inf is rejected: every variable of the algorithm's
+            ``checkpoint_state()`` and the policy (parameters, step sizes, optimizer state) is
+            restored to its value before the step, ``RejectedOuterSteps`` counts it and the
+            iteration's checkpoint is still written (with the restored, finite values). After
+            this many rejected steps in a row training stops with a :class:`NonFiniteError`.
+
+    Why in the Trainer: a single NaN (e.g. an overflow in one batch) would otherwise turn every
+    parameter into NaN for the rest of the run and into every later checkpoint (issue 9).
 
     Raises:
-        ValueError: on a negative ``num_inner_grad_steps``, ``n_itr`` or ``start_itr``, or if
+        ValueError: on a negative ``num_inner_grad_steps``, ``n_itr`` or ``start_itr``, a
+            non-positive ``max_nonfinite_outer_steps``, or if
             the algorithm needs DiCE's adjusted rewards (``algo.needs_adjusted_rewards``) and
             the sample processor does not compute them (``computes_adjusted_rewards``).
     """
@@ -77,11 +92,19 @@ class Trainer:
         num_inner_grad_steps: int = 1,
         checkpoint_dir: str | None = None,
         callbacks: Sequence[Callback] = (),
+        max_nonfinite_outer_steps: int = 3,
     ) -> None:
         for name, value in (("n_itr", n_itr), ("start_itr", start_itr),
                             ("num_inner_grad_steps", num_inner_grad_steps)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
                 raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+        if not isinstance(max_nonfinite_outer_steps, (int, np.integer)) or isinstance(
+            max_nonfinite_outer_steps, bool
+        ) or max_nonfinite_outer_steps < 1:
+            raise ValueError(
+                f"max_nonfinite_outer_steps must be a positive integer, got "
+                f"{max_nonfinite_outer_steps!r}"
+            )
         if getattr(algo, "needs_adjusted_rewards", False) and not getattr(
             sample_processor, "computes_adjusted_rewards", False
         ):
@@ -101,6 +124,10 @@ class Trainer:
         self.num_inner_grad_steps = int(num_inner_grad_steps)
         self.checkpoint_dir = checkpoint_dir
         self.callbacks = tuple(callbacks)
+        self.max_nonfinite_outer_steps = int(max_nonfinite_outer_steps)
+        self.num_rejected_outer_steps = 0
+        """Outer steps rejected for non-finite values so far (``RejectedOuterSteps``)."""
+        self._rejected_in_a_row = 0
         self.n_timesteps = 0
         """Cumulative nominal env steps (the paper's count): ``T x R x H`` per sampling phase."""
         self.n_timesteps_real = 0
@@ -160,7 +187,7 @@ class Trainer:
         total_inner_time = time.time() - inner_start
 
         t0 = time.time()
-        algo_stats = self.algo.optimize_policy(all_samples_data, log=True) or {}
+        algo_stats = self._guarded_outer_step(all_samples_data, itr)
         outer_time = time.time() - t0
         for key, value in algo_stats.items():
             logger.logkv(key, value)
@@ -172,6 +199,41 @@ class Trainer:
         logger.logkv("Time-TotalInner", total_inner_time)
         logger.logkv("Time-OuterStep", outer_time)
         return stats
+
+    def _guarded_outer_step(self, all_samples_data: list[Any], itr: int) -> dict[str, Any]:
+        """``algo.optimize_policy``, undone if it yields a non-finite statistic or variable."""
+        before = _variables(self._trackables())
+        snapshot = {name: variable.numpy() for name, variable in before.items()}
+        algo_stats = self.algo.optimize_policy(all_samples_data, log=True) or {}
+        bad_stats = [key for key, value in algo_stats.items() if not _all_finite(value)]
+        after = _variables(self._trackables())
+        bad_variables = [name for name, variable in after.items() if not _all_finite(variable)]
+        if not bad_stats and not bad_variables:
+            self._rejected_in_a_row = 0
+            logger.logkv("RejectedOuterSteps", self.num_rejected_outer_steps)
+            return dict(algo_stats)
+        for name, variable in before.items():
+            variable.assign(snapshot[name])
+        known = {id(variable) for variable in before.values()}
+        for variable in after.values():  # created by the step (e.g. optimizer slots): zero
+            if id(variable) not in known:
+                variable.assign(np.zeros(variable.shape, variable.dtype.as_numpy_dtype))
+        self.num_rejected_outer_steps += 1
+        self._rejected_in_a_row += 1
+        what = ", ".join(bad_stats + bad_variables[:5])
+        message = (
+            f"iteration {itr}: outer step rejected, non-finite values in {what}; the parameters "
+            f"and optimizer state were restored ({self._rejected_in_a_row} in a row)"
+        )
+        logger.log(message)
+        logger.logkv("RejectedOuterSteps", self.num_rejected_outer_steps)
+        if self._rejected_in_a_row >= self.max_nonfinite_outer_steps:
+            raise NonFiniteError(
+                f"{message}; stopping after {self.max_nonfinite_outer_steps} rejected outer steps "
+                "in a row. The checkpoint of the last good iteration is intact; lower the "
+                "learning rate or check the env's rewards and observations, then --resume"
+            )
+        return {key: value for key, value in algo_stats.items() if key not in bad_stats}
 
     def _print_progress(
         self, itr: int, stats: dict[str, float], secs_per_itr: float, itrs_left: int
@@ -199,6 +261,7 @@ class Trainer:
         state: dict[str, Any] = {
             "n_timesteps": self.n_timesteps,
             "n_timesteps_real": self.n_timesteps_real,
+            "num_rejected_outer_steps": self.num_rejected_outer_steps,
         }
         if hasattr(self.sampler, "get_state"):
             state["sampler"] = self.sampler.get_state()
@@ -259,6 +322,7 @@ class Trainer:
         else:  # an older checkpoint: its n_timesteps counted real steps
             self.n_timesteps_real = int(state.get("n_timesteps", 0))
             self.n_timesteps = self._nominal_timesteps_per_itr() * (int(state["itr"]) + 1)
+        self.num_rejected_outer_steps = int(state.get("num_rejected_outer_steps", 0))
         if "sampler" in state:
             self.sampler.set_state(state["sampler"])
         if "baseline" in state:
@@ -286,6 +350,33 @@ def checkpoint_trackables(algo: Any, policy: Any) -> dict[str, Any]:
     if hasattr(policy, "get_params") and "policy_params" not in trackables:
         trackables["policy_params"] = dict(policy.get_params())
     return trackables
+
+
+def _variables(trackables: Any) -> dict[str, Any]:
+    """Every ``tf.Variable`` in ``trackables`` (variables, ``tf.Module`` s, nested dicts), once,
+    by its path (``policy_params.W0``; a module's variables by their own names)."""
+    found: dict[str, Any] = {}
+    seen: set[int] = set()
+    pending: list[tuple[str, Any]] = [("", trackables)]
+    while pending:
+        path, item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend((f"{path}{key}.", value) for key, value in item.items())
+        elif hasattr(item, "assign") and hasattr(item, "numpy"):
+            if id(item) not in seen:
+                seen.add(id(item))
+                found[path.rstrip(".") or item.name] = item
+        elif hasattr(item, "variables"):
+            pending.extend((f"{path}{v.name.split(':')[0]}.", v) for v in item.variables)
+    return found
+
+
+def _all_finite(value: Any) -> bool:
+    """True unless ``value`` (a number, array, tensor or variable) holds a NaN or inf."""
+    if isinstance(value, str):
+        return True
+    array = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
+    return not np.issubdtype(array.dtype, np.inexact) or bool(np.all(np.isfinite(array)))
 
 
 def _average_return(paths: Any) -> float:

@@ -160,7 +160,7 @@ def test_restore_run_loads_the_checkpointed_policy(run_dir):
         np.testing.assert_array_equal(value, restored[name], err_msg=name)
 
 
-def test_missing_files_raise_file_not_found(run_dir, tmp_path):
+def test_missing_files_raise_file_not_found(run_dir, tmp_path, capsys):
     with pytest.raises(FileNotFoundError, match="params.json"):
         evaluation.load_run_config(str(tmp_path), PointConfig)
     no_checkpoint = tmp_path / "fresh"
@@ -168,16 +168,24 @@ def test_missing_files_raise_file_not_found(run_dir, tmp_path):
     with open(os.path.join(run_dir, "params.json")) as src:
         (no_checkpoint / "params.json").write_text(src.read())
     with pytest.raises(FileNotFoundError, match="no complete checkpoint"):
-        meta_test.main([str(no_checkpoint), "--output_dir", str(tmp_path / "out")])
-    with pytest.raises(FileNotFoundError, match="params.json"):
-        meta_test.main([str(tmp_path / "nothing_here")])
+        meta_test.evaluate_run(str(no_checkpoint), n_tasks=1, num_adapt_steps=0)
+    # The CLI checks before loading TensorFlow: exit 2, one line naming the problem.
+    for argv, message in [
+        ([str(no_checkpoint), "--output_dir", str(tmp_path / "out")], "has no checkpoint yet"),
+        ([str(tmp_path / "nothing_here")], "no params.json there"),
+    ]:
+        with pytest.raises(SystemExit) as error:
+            meta_test.main(argv)
+        assert error.value.code == 2
+        assert message in capsys.readouterr().err
 
 
-def test_cli_rejects_bad_counts_and_unknown_algorithms(run_dir, tmp_path):
-    with pytest.raises(ValueError, match="num_adapt_steps"):
-        meta_test.main([run_dir, "--num_adapt_steps", "-1", "--output_dir", str(tmp_path)])
-    with pytest.raises(ValueError, match="n_tasks"):
-        meta_test.main([run_dir, "--n_tasks", "0", "--output_dir", str(tmp_path)])
+def test_cli_rejects_bad_counts_and_unknown_algorithms(run_dir, tmp_path, capsys):
+    for flag, value in (("--num_adapt_steps", "-1"), ("--n_tasks", "0")):
+        with pytest.raises(SystemExit) as error:
+            meta_test.main([run_dir, flag, value, "--output_dir", str(tmp_path)])
+        assert error.value.code == 2
+        assert f"{flag} {value}: must be an integer" in capsys.readouterr().err
     with pytest.raises(ValueError, match="unknown algo 'ppo'"):
         meta_test.script_builders("ppo")
     assert not os.listdir(tmp_path)  # nothing written on bad input

@@ -246,14 +246,32 @@ def test_scripts_run_an_iteration(scripts, name, tmp_path, reset_logger):
     assert os.path.isdir(os.path.join(run_dir, "checkpoints"))
 
 
-def test_resumed_run_reproduces_uninterrupted_run(scripts, tmp_path, reset_logger):
+def test_resumed_run_reproduces_uninterrupted_run(scripts, tmp_path, reset_logger, capsys):
     main = scripts["promp_run_point_mass"].main
     straight = main(TINY + ["--n_itr", "3", "--dump_path", str(tmp_path / "straight")])
     interrupted = str(tmp_path / "interrupted")
     main(TINY + ["--n_itr", "2", "--dump_path", interrupted])
     with pytest.raises(SystemExit, match="--resume"):
         main(TINY + ["--n_itr", "3", "--dump_path", interrupted])  # refuses to overwrite
+    params_path = os.path.join(interrupted, "params.json")
+    with open(params_path, "rb") as f:
+        params_before = f.read()
+    # A resume that would change the run is refused before anything is touched (issue 9.1).
+    for flags, field, stored in [
+        (["--meta_batch_size", "8"], "meta_batch_size", "2"),
+        (["--hidden_sizes", "32"], "hidden_sizes", "8"),
+        (["--seed", "7"], "seed", "5"),
+    ]:
+        with pytest.raises(SystemExit, match=f"--{field} .* stored value {stored} ") as error:
+            main(["--resume", "--dump_path", interrupted, "--n_itr", "3"] + flags)
+        assert error.value.code == 2
+        with open(params_path, "rb") as f:
+            assert f.read() == params_before, flags
     main(["--resume", "--dump_path", interrupted, "--n_itr", "3"])
+    assert load_json(params_path)["n_itr"] == 3  # the allowed change is recorded
+    capsys.readouterr()
+    main(["--resume", "--dump_path", interrupted])  # finished: says so, touches nothing
+    assert "nothing to do: " in capsys.readouterr().err
     rows_a, rows_b = read_rows(straight), read_rows(interrupted)
     assert [r["Itr"] for r in rows_b] == ["0", "1", "2"]
     for row_a, row_b in zip(rows_a, rows_b):

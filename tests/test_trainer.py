@@ -349,3 +349,65 @@ def test_dice_algorithm_needs_a_processor_with_adjusted_rewards():
             n_itr=1)
     lvc = TRPOMAML(policy, meta_batch_size=T, inner_type="likelihood_ratio")
     Trainer(lvc, FakeEnv(), None, MetaSampleProcessor(ZeroBaseline()), policy, n_itr=1)
+
+
+# ---------------------------------------------------------------------------- non-finite guard
+class NaNAlgo(FakeAlgo):
+    """An outer step that writes NaN into the policy and a NaN loss at chosen iterations."""
+
+    def __init__(self, calls: list, policy: FakePolicy, bad_steps: set[int]) -> None:
+        super().__init__(calls)
+        self.policy = policy
+        self.bad_steps = bad_steps
+        self.num_steps = 0
+
+    def optimize_policy(self, all_samples_data: list, log: bool = True) -> dict:
+        stats = super().optimize_policy(all_samples_data, log)
+        self.num_steps += 1
+        if self.num_steps in self.bad_steps:
+            self.policy.params["W0"].assign(self.policy.params["W0"] * np.nan)
+            stats["LossAfter"] = float("nan")
+        return stats
+
+    def checkpoint_state(self) -> dict:
+        return {**super().checkpoint_state(), "policy": dict(self.policy.params)}
+
+
+def make_nan_trainer(tmp_path, n_itr, bad_steps, **kw):
+    trainer, calls = make_trainer(tmp_path, n_itr, **kw)
+    trainer.algo = NaNAlgo(calls, trainer.policy, bad_steps)
+    return trainer
+
+
+def test_non_finite_outer_step_is_rejected_and_restored(log_dir):
+    trainer = make_nan_trainer(log_dir, n_itr=3, bad_steps={2})
+    trainer.train()
+    assert np.all(np.isfinite(trainer.policy.params["W0"].numpy()))
+    # The rejected step's other variables were restored too: 2 accepted steps remain.
+    assert trainer.algo.step.numpy() == 2.0
+    np.testing.assert_allclose(trainer.algo.inner_lr.numpy(), [0.4, 0.8])
+    rows = read_csv(log_dir / "progress.csv")
+    assert [r["RejectedOuterSteps"] for r in rows] == ["0", "1", "1"]
+    assert rows[1]["LossAfter"] == ""  # the non-finite statistic is not logged
+    assert trainer.num_rejected_outer_steps == 1
+
+
+def test_non_finite_outer_steps_in_a_row_stop_the_run(log_dir):
+    from meta_policy_search.meta_trainer import NonFiniteError
+
+    trainer = make_nan_trainer(log_dir, n_itr=10, bad_steps={2, 3, 4}, max_nonfinite_outer_steps=3)
+    with pytest.raises(NonFiniteError, match="LossAfter, policy_params.W0.*3 rejected outer steps in a row"):
+        trainer.train()
+    # Checkpoints were written only with finite values (iterations 0 to 2).
+    state = restore_checkpoint(str(log_dir / "checkpoints"), trainer._trackables())
+    assert state["itr"] == 2
+    assert np.all(np.isfinite(trainer.policy.params["W0"].numpy()))
+
+
+def test_checkpoint_with_non_finite_values_is_never_written(tmp_path):
+    variable = tf.Variable([1.0, np.inf])
+    with pytest.raises(ValueError, match="non-finite values in .*bad"):
+        save_checkpoint(str(tmp_path), 0, {"bad": variable}, {})
+    with pytest.raises(ValueError, match="state.baseline"):
+        save_checkpoint(str(tmp_path), 0, {}, {"baseline": np.array([np.nan])})
+    assert latest_checkpoint(str(tmp_path)) is None

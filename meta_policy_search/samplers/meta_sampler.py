@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -19,7 +20,20 @@ from meta_policy_search.samplers.rollout import (
 )
 from meta_policy_search.types import PathBatch, Task
 
+NONFINITE_MODES = ("raise", "drop")
+"""What ``MetaSampler(nonfinite_samples=...)`` does with a NaN or inf observation, action or
+reward: raise a ``NonFiniteSampleError`` naming the task, rollout and step, or drop the episode."""
+
 EXECUTORS = ("iterative", "parallel", "ray")
+
+AUTO_TIMEOUT = "auto"
+"""``MetaSampler(timeout=AUTO_TIMEOUT)``: a phase may take the larger of
+:data:`AUTO_TIMEOUT_FLOOR` seconds and :data:`AUTO_TIMEOUT_FACTOR` times the slowest phase so
+far."""
+AUTO_TIMEOUT_FLOOR = 600.0
+"""Seconds: the automatic timeout's minimum (generous, a slow phase must never trip it)."""
+AUTO_TIMEOUT_FACTOR = 20.0
+"""The automatic timeout is at least this many times the slowest phase so far."""
 """Names accepted by ``MetaSampler(executor=...)``."""
 
 
@@ -45,6 +59,36 @@ def resolve_executor(executor: str | None, parallel: bool | None) -> str:
             f"parallel={parallel} contradicts executor={executor!r}; pass only executor"
         )
     return executor
+
+
+class NonFiniteSampleError(FloatingPointError):
+    """A sampled observation, action or reward is NaN or inf."""
+
+
+def find_nonfinite(paths: PathBatch) -> np.ndarray:
+    """``[T, N]`` bool: episodes holding a NaN or inf observation, action or reward.
+
+    Checked on the whole padded arrays (padding is zeros), vectorized: about one pass over the
+    batch, cheap next to sampling it.
+    """
+    bad = ~np.isfinite(paths.rewards).all(axis=2)
+    for array in (paths.observations, paths.actions):
+        bad |= ~np.isfinite(array.reshape(array.shape[:2] + (-1,))).all(axis=2)
+    return bad
+
+
+def _first_nonfinite(paths: PathBatch, task: int, rollout: int) -> tuple[str, int, Any]:
+    """``(array name, step, value)`` of the first non-finite entry of one episode."""
+    candidates = []
+    for what, array in (("reward", paths.rewards), ("observation", paths.observations),
+                        ("action", paths.actions)):
+        episode = array[task, rollout]
+        steps = ~np.isfinite(episode.reshape(episode.shape[0], -1)).all(axis=1)
+        if steps.any():
+            step = int(np.argmax(steps))
+            candidates.append((step, what, episode[step]))
+    step, what, value = min(candidates, key=lambda candidate: candidate[0])
+    return what, step, value
 
 
 class MetaSampler:
@@ -110,9 +154,16 @@ class MetaSampler:
         ray_address: Ray cluster to connect to if Ray is not initialised yet (``None``: start a
             local instance); only used by the Ray executor.
         timeout: seconds a sampling phase may wait for worker processes or Ray actors before
-            they are presumed hung and a RuntimeError is raised (``None``: no limit; a worker
-            that *dies* is always detected at once). Ignored by the iterative executor.
+            they are presumed hung and a RuntimeError naming them is raised (``None``: no
+            limit; a worker that *dies* is always detected at once); :data:`AUTO_TIMEOUT`:
+            derived from the measured phase times (generous: a hung worker, e.g. stopped by
+            SIGSTOP or blocked in an env, is the target, not a slow one). Ignored by the
+            iterative executor.
         sampling_mode: ``'rollouts'`` or ``'budget'`` (see above).
+        nonfinite_samples: what a NaN or inf observation, action or reward does: ``'raise'`` a
+            :class:`NonFiniteSampleError` naming the task, rollout and step; ``'drop'`` the
+            episode (its mask becomes 0 and its values 0; ``NonFiniteEpisodesDropped`` counts
+            them) unless a task would keep no episode, which raises as well.
 
     Raises:
         ValueError: on non-positive sizes, ``envs_per_task > rollouts_per_meta_task``, a
@@ -136,10 +187,18 @@ class MetaSampler:
         seed: int = 0,
         executor: str | None = None,
         ray_address: str | None = None,
-        timeout: float | None = None,
+        timeout: float | str | None = None,
         sampling_mode: str = "rollouts",
+        nonfinite_samples: str = "raise",
     ) -> None:
         self.sampling_mode = check_sampling_mode(sampling_mode)
+        if nonfinite_samples not in NONFINITE_MODES:
+            raise ValueError(
+                f"nonfinite_samples must be one of {NONFINITE_MODES}, got {nonfinite_samples!r}"
+            )
+        self.nonfinite_samples = nonfinite_samples
+        self.num_nonfinite_dropped = 0
+        """Episodes dropped so far for non-finite values (``nonfinite_samples='drop'``)."""
         self.rollouts_per_meta_task = check_positive_int(
             "rollouts_per_meta_task", rollouts_per_meta_task
         )
@@ -154,6 +213,13 @@ class MetaSampler:
                 f"{self.rollouts_per_meta_task}: the extra env copies would never run"
             )
         self.executor_name = resolve_executor(executor, parallel)
+        self.auto_timeout = timeout == AUTO_TIMEOUT
+        if self.auto_timeout:
+            timeout = AUTO_TIMEOUT_FLOOR
+        elif isinstance(timeout, str):
+            raise ValueError(f"timeout must be seconds, None or {AUTO_TIMEOUT!r}, got {timeout!r}")
+        self.slowest_phase_seconds = 0.0
+        """Wall time of the slowest sampling phase so far (sets the automatic timeout)."""
         if self.executor_name == "iterative":
             n_parallel = None  # documented: ignored for the iterative executor
         self.seed = check_non_negative_int("seed", seed)
@@ -254,19 +320,56 @@ class MetaSampler:
         if self._tasks is None:
             raise RuntimeError("call update_tasks() before obtain_samples()")
         sampling_policy = self.policy.get_sampling_policy()
+        if self.auto_timeout and hasattr(self.executor, "timeout"):
+            self.executor.timeout = max(
+                AUTO_TIMEOUT_FLOOR, AUTO_TIMEOUT_FACTOR * self.slowest_phase_seconds
+            )
         start = time.perf_counter()
         paths = self.executor.collect(
             sampling_policy, self.rollouts_per_meta_task, self._phase, self.sampling_mode
         )
         elapsed = time.perf_counter() - start
+        self.slowest_phase_seconds = max(self.slowest_phase_seconds, elapsed)
+        bad = find_nonfinite(paths)
+        if bad.any():
+            paths = self._handle_nonfinite(paths, bad)
         self._phase += 1
         self.total_timesteps_sampled += paths.num_env_steps
         if log:
             from meta_policy_search.utils import logger  # lazy: keeps this module light
 
+            if self.nonfinite_samples == "drop":
+                logger.logkv("NonFiniteEpisodesDropped", self.num_nonfinite_dropped)
             logger.logkv(log_prefix + "Time-EnvExec", elapsed)
             logger.logkv(log_prefix + "EpisodesPerTask", float(np.mean(paths.episodes_per_task)))
         return paths
+
+    def _handle_nonfinite(self, paths: PathBatch, bad: np.ndarray) -> PathBatch:
+        """Raise on, or drop, the episodes ``bad`` (``[T, N]``) of ``paths``."""
+        episode_mask = paths.episode_mask
+        if self.nonfinite_samples == "raise" or not (episode_mask & ~bad).any(axis=1).all():
+            task, rollout = (int(i) for i in np.argwhere(bad)[0])
+            what, step, value = _first_nonfinite(paths, task, rollout)
+            task_value = repr(self._tasks[task]) if self._tasks is not None else "?"
+            hint = (
+                "every episode of the task is affected" if self.nonfinite_samples == "drop"
+                else "pass --nonfinite_samples drop to drop such episodes instead"
+            )
+            raise NonFiniteSampleError(
+                f"non-finite {what} {value} in sampling phase {self._phase}, task {task} "
+                f"({task_value[:80]}), rollout {rollout}, step {step} "
+                f"({int(bad.sum())} episode(s) of {bad.size} affected); {hint}"
+            )
+        self.num_nonfinite_dropped += int((bad & episode_mask).sum())
+        keep = ~bad[:, :, None]
+        return dataclasses.replace(
+            paths,
+            observations=np.where(keep[..., None], paths.observations, 0).astype(
+                paths.observations.dtype),
+            actions=np.where(keep[..., None], paths.actions, 0).astype(paths.actions.dtype),
+            rewards=np.where(keep, paths.rewards, 0).astype(paths.rewards.dtype),
+            mask=np.where(keep, paths.mask, 0).astype(paths.mask.dtype),
+        )
 
     def get_state(self) -> dict[str, Any]:
         """Everything needed to resume sampling exactly: phase, task RNG state, current tasks.

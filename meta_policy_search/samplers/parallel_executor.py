@@ -240,6 +240,18 @@ class MetaParallelEnvExecutor(ExecutorBase):
             f"exit code {process.exitcode}; the executor is closed"
         )
 
+    def _hung_message(self, workers: list[int]) -> str:
+        described = "; ".join(
+            f"worker {k} (pid {self._processes[k].pid}, tasks "
+            f"{self.task_blocks[k][0]}..{self.task_blocks[k][1] - 1})"
+            for k in workers
+        )
+        return (
+            f"sampler {described} sent no reply after waiting {self.timeout:g} s (the sampler "
+            "timeout, --sampler_timeout) and presumed hung (stopped, or an env stuck in step); "
+            "the executor is closed"
+        )
+
     def _gather(self) -> list[Any]:
         """Wait for one reply per worker; raise if one died or reported an exception."""
         results: list[Any] = [None] * len(self._conns)
@@ -254,10 +266,7 @@ class MetaParallelEnvExecutor(ExecutorBase):
                 timeout=remaining,
             )
             if not ready:
-                self._fail(RuntimeError(
-                    f"sampler workers {sorted(pending.values())} sent no reply within "
-                    f"timeout={self.timeout} s and are presumed hung; the executor is closed"
-                ))
+                self._fail(RuntimeError(self._hung_message(sorted(pending.values()))))
             ready_conns: list[Any] = [obj for obj in ready if obj in pending]  # like self._conns
             for conn in ready_conns:
                 k = pending.pop(conn)

@@ -255,15 +255,18 @@ class MetaRayEnvExecutor(ExecutorBase):
                 except GetTimeoutError:  # reported ready but not fetchable yet: wait again
                     pending[ref] = k
             if pending and deadline is not None and time.monotonic() > deadline:
-                waiting = sorted(pending.values())
+                waiting = ", ".join(
+                    f"{k} (tasks {self.task_blocks[k][0]}..{self.task_blocks[k][1] - 1})"
+                    for k in sorted(pending.values())
+                )
                 hint = ""
                 if what == "start":
                     hint = (
                         f" (each actor needs 1 free CPU; cluster resources: "
                         f"{ray.available_resources()})"
                     )
-                self._fail(f"Ray sampler actors {waiting} did not finish {what} within "
-                           f"{timeout:g} s{hint}")
+                self._fail(f"Ray sampler actors {waiting} did not finish {what} after waiting "
+                           f"{timeout:g} s (the sampler timeout, --sampler_timeout){hint}")
         return results
 
     # ------------------------------------------------------------------ executor interface

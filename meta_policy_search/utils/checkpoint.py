@@ -25,9 +25,7 @@ import pickle
 import shutil
 import tempfile
 import time
-from typing import Any
-
-import tensorflow as tf
+from typing import TYPE_CHECKING, Any
 
 from meta_policy_search.utils.serialization import TEMP_PREFIX, atomic_write_bytes
 
@@ -38,8 +36,15 @@ INFO_FILE = "state.json"
 _TMP_PREFIX = TEMP_PREFIX  # also the prefix of the pointer file's temporary files
 _CKPT_PREFIX = "itr_"
 
+if TYPE_CHECKING:
+    import tensorflow as tf
+
 
 def _make_checkpoint(trackables: dict[str, Any]) -> tf.train.Checkpoint:
+    # TensorFlow is imported here, not at the top: the run scripts check a run directory's
+    # checkpoint (latest_checkpoint, checkpoint_iteration) before TensorFlow is loaded.
+    import tensorflow as tf
+
     if not isinstance(trackables, dict):
         raise ValueError(f"trackables must be a dict name -> trackable, got {type(trackables)}")
     return tf.train.Checkpoint(**trackables)
@@ -63,6 +68,19 @@ def latest_checkpoint(checkpoint_dir: str) -> str | None:
     return path if os.path.isdir(path) else None
 
 
+def checkpoint_iteration(checkpoint_dir: str) -> int | None:
+    """The iteration of the newest complete checkpoint (read without TensorFlow).
+
+    Returns:
+        The last completed iteration, or ``None`` if there is no complete checkpoint.
+    """
+    path = latest_checkpoint(checkpoint_dir)
+    if path is None:
+        return None
+    with open(os.path.join(path, INFO_FILE), encoding="utf-8") as f:
+        return int(json.load(f)["itr"])
+
+
 def save_checkpoint(
     checkpoint_dir: str, itr: int, trackables: dict[str, Any], state: dict[str, Any]
 ) -> str:
@@ -79,10 +97,18 @@ def save_checkpoint(
         The path of the new checkpoint directory (``checkpoint_dir/itr_<itr>``).
 
     Raises:
-        ValueError: if ``itr`` is negative or ``trackables`` is not a dict.
+        ValueError: if ``itr`` is negative, ``trackables`` is not a dict, or a variable of
+            ``trackables`` or an array of ``state`` holds NaN or inf (such a checkpoint would
+            poison every resumed run, so none is written).
     """
     if itr < 0:
         raise ValueError(f"itr must be >= 0, got {itr}")
+    non_finite = _non_finite_names(trackables, "") + _non_finite_names(state, "state.")
+    if non_finite:
+        raise ValueError(
+            f"refusing to write the checkpoint of iteration {itr}: non-finite values in "
+            f"{', '.join(non_finite[:5])}; the previous checkpoint is kept"
+        )
     os.makedirs(checkpoint_dir, exist_ok=True)
     _remove_stale_tmp(checkpoint_dir)
     checkpoint = _make_checkpoint(trackables)
@@ -136,6 +162,30 @@ def restore_checkpoint(
         status.assert_existing_objects_matched()
         status.expect_partial()
     return state
+
+
+def _non_finite_names(item: Any, name: str) -> list[str]:
+    """Names of the float variables/arrays in ``item`` (nested dicts, lists, ``tf.Module`` s,
+    variables, numpy arrays) holding a NaN or inf."""
+    import numpy as np
+
+    if isinstance(item, dict):
+        return [bad for key, value in item.items() for bad in _non_finite_names(value, f"{name}{key}.")]
+    if isinstance(item, (list, tuple)):
+        return [bad for k, value in enumerate(item) for bad in _non_finite_names(value, f"{name}{k}.")]
+    if hasattr(item, "assign") and hasattr(item, "numpy"):  # a tf.Variable
+        array = item.numpy()
+        label = name.rstrip(".") or item.name
+    elif hasattr(item, "variables") and not isinstance(item, np.ndarray):  # a tf.Module
+        return [bad for variable in item.variables
+                for bad in _non_finite_names(variable, f"{name}{variable.name.split(':')[0]}.")]
+    elif isinstance(item, (np.ndarray, np.floating, float)):
+        array, label = np.asarray(item), name.rstrip(".")
+    else:
+        return []
+    if np.issubdtype(array.dtype, np.inexact) and not np.all(np.isfinite(array)):
+        return [label]
+    return []
 
 
 def _free_name(checkpoint_dir: str, itr: int) -> str:

@@ -14,6 +14,8 @@ config. Every field is a command-line flag (see :mod:`meta_policy_search.utils.e
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Callable
 from typing import Any
 
 from meta_policy_search.utils.paper import env_horizons
@@ -31,6 +33,14 @@ RESERVED_KEYS = ("algo", "paper_config_entry")
 """Keys of ``params.json`` that are metadata, accepted and ignored in config files: the
 algorithm's name and the paper-config entry that was applied
 (:class:`~meta_policy_search.utils.experiment.PaperConfigEntry`)."""
+
+RESUME_CHANGEABLE = frozenset({
+    "n_itr", "dump_path", "log_formats", "parallel", "executor", "n_parallel", "ray_address",
+    "sampler_timeout", "nonfinite_samples", "max_nonfinite_outer_steps",
+})
+"""Fields a ``--resume`` may change: they do not alter the results of the iterations already
+run (the executors return identical samples). Any other difference from the run's
+``params.json`` is refused, naming the field and its stored value."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,6 +113,16 @@ class MetaRLConfig:
     paper_config: bool = True
     """Apply the paper's settings for this algorithm and ``env`` (``paper_configs.json``) over the
     defaults; fields the run script redeclares, ``--config_file`` and flags still win."""
+    sampler_timeout: float | None = None
+    """Seconds a sampling phase may wait for worker processes or Ray actors before they are
+    presumed hung and the run stops naming them; ``None``: automatic, the larger of 600 s and
+    20 times the slowest phase so far; ``0``: wait forever. Ignored by the iterative executor."""
+    nonfinite_samples: str = "raise"
+    """A NaN or inf observation, action or reward: ``raise`` an error naming the task, rollout and
+    step, or ``drop`` the episode (counted as ``NonFiniteEpisodesDropped``)."""
+    max_nonfinite_outer_steps: int = 3
+    """An outer step producing a non-finite loss or parameter is undone (``RejectedOuterSteps``);
+    after this many in a row the run stops with an error."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,3 +187,130 @@ class DiceMAMLConfig(MetaRLConfig):
     """Baseline class fitted to the discounted rewards for DiCE's adjusted rewards (the
     original's); ``baseline`` is the one of the returns and GAE advantages (VPG-DiCE's outer
     step)."""
+
+
+# ---------------------------------------------------------------------------- validation
+# Choices copied here so that checking a command line never imports TensorFlow or gymnasium;
+# tests/test_robustness.py checks they equal the library's own lists.
+SAMPLING_MODES = ("rollouts", "budget")
+EXECUTORS = ("iterative", "parallel", "ray")
+BASELINES = ("LinearFeatureBaseline", "LinearTimeBaseline", "ZeroBaseline")
+NONLINEARITIES = ("tanh", "relu", "identity")
+INNER_TYPES = ("likelihood_ratio", "log_likelihood", "dice")
+EXPLORATION_TYPES = ("original", "emaml_paper")
+NONFINITE_MODES = ("raise", "drop")
+LOG_FORMATS = ("stdout", "log", "csv", "tensorboard")
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """A field's valid values: ``check(value)`` is true for them, ``allowed`` describes them."""
+
+    check: Callable[[Any], bool]
+    allowed: str
+
+
+def _positive_int() -> Rule:
+    return Rule(lambda v: v >= 1, "an integer >= 1")
+
+
+def _optional_positive_int() -> Rule:
+    return Rule(lambda v: v is None or v >= 1, "an integer >= 1, or none")
+
+
+def _positive() -> Rule:
+    return Rule(lambda v: v > 0, "a finite number > 0")
+
+
+def _one_of(choices: tuple[str, ...] | Callable[[], Any]) -> Rule:
+    names = choices() if callable(choices) else choices
+    return Rule(lambda v: v in names, "one of " + ", ".join(names))
+
+
+FIELD_RULES: dict[str, Rule] = {
+    "env": Rule(lambda v: v in ENV_SETTINGS, "an env class name: " + ", ".join(ENV_SETTINGS)),
+    "seed": Rule(lambda v: 0 <= v < 2**32, "an integer in [0, 2^32)"),
+    "n_itr": _positive_int(),
+    "dump_path": Rule(lambda v: v is None or v.strip() != "", "a directory path"),
+    "meta_batch_size": _positive_int(),
+    "rollouts_per_meta_task": _positive_int(),
+    "max_path_length": _optional_positive_int(),
+    "sampling_mode": _one_of(SAMPLING_MODES),
+    "envs_per_task": _optional_positive_int(),
+    "n_parallel": _optional_positive_int(),
+    "executor": Rule(lambda v: v is None or v in EXECUTORS, "one of " + ", ".join(EXECUTORS)),
+    "normalization_scale": Rule(lambda v: v is None or v > 0, "a finite number > 0, or none"),
+    "baseline": _one_of(BASELINES),
+    "discount": Rule(lambda v: 0 <= v <= 1, "a number in [0, 1]"),
+    "gae_lambda": Rule(lambda v: 0 <= v <= 1, "a number in [0, 1]"),
+    "hidden_sizes": Rule(
+        lambda v: len(v) > 0 and all(isinstance(h, int) and h >= 1 for h in v),
+        "a non-empty list of layer widths >= 1 (e.g. 64,64); a linear policy is not supported",
+    ),
+    "hidden_nonlinearity": _one_of(NONLINEARITIES),
+    "init_std": _positive(),
+    "inner_lr": Rule(lambda v: v >= 0, "a finite number >= 0"),
+    "num_inner_grad_steps": Rule(lambda v: v >= 0, "an integer >= 0"),
+    "log_formats": Rule(lambda v: all(f in LOG_FORMATS for f in v), "some of " + ", ".join(LOG_FORMATS)),
+    "sampler_timeout": Rule(lambda v: v is None or v >= 0, "seconds >= 0 (0: no limit), or none"),
+    "nonfinite_samples": _one_of(NONFINITE_MODES),
+    "max_nonfinite_outer_steps": _positive_int(),
+    # Algorithm-specific fields (present only in some configs).
+    "learning_rate": _positive(),
+    "num_ppo_steps": _positive_int(),
+    "num_minibatches": _positive_int(),
+    "clip_eps": _positive(),
+    "target_inner_step": _positive(),
+    "init_inner_kl_penalty": Rule(lambda v: v >= 0, "a finite number >= 0"),
+    "anneal_factor": _positive(),
+    "step_size": _positive(),
+    "inner_type": _one_of(INNER_TYPES),
+    "exploration_type": _one_of(EXPLORATION_TYPES),
+    "dice_baseline": _one_of(BASELINES),
+}
+"""Per-field valid values, checked by :func:`validate_config` (every float field is also
+checked finite). Keyed by field name, so a field means the same in every config class."""
+
+
+def validate_config(config: Any) -> list[str]:
+    """Check every field of a (resolved or not) run-script config against :data:`FIELD_RULES`.
+
+    Args:
+        config: a :class:`MetaRLConfig` (subclass) instance.
+
+    Returns:
+        One message per invalid field, ``--<field> <value>: must be <allowed>`` (empty if valid).
+    """
+    errors = []
+    for field in dataclasses.fields(config):
+        value = getattr(config, field.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            errors.append(f"--{field.name} {value}: must be a finite number")
+            continue
+        rule = FIELD_RULES.get(field.name)
+        if rule is not None and not rule.check(value):
+            errors.append(f"--{field.name} {_show(value)}: must be {rule.allowed}")
+    if not errors:
+        errors += _cross_field_errors(config)
+    return errors
+
+
+def _cross_field_errors(config: Any) -> list[str]:
+    errors = []
+    if config.envs_per_task is not None and config.envs_per_task > config.rollouts_per_meta_task:
+        errors.append(
+            f"--envs_per_task {config.envs_per_task}: must be at most --rollouts_per_meta_task "
+            f"({config.rollouts_per_meta_task})"
+        )
+    if config.n_parallel is not None and config.n_parallel > config.meta_batch_size:
+        errors.append(
+            f"--n_parallel {config.n_parallel}: must be at most --meta_batch_size "
+            f"({config.meta_batch_size}): each worker needs a task"
+        )
+    return errors
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in value) if value else "[]"
+    return str(value)

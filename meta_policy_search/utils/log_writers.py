@@ -94,17 +94,36 @@ class CSVOutputFormat(OutputFormat):
         path: the CSV file.
         append: continue an existing file (its header is read back), e.g. when resuming a run;
             otherwise the file is truncated.
+        keep_through: with ``append``, ``(step_key, step)``: rows whose ``step_key`` column is
+            greater than ``step`` are removed first. A run killed after writing an iteration's
+            row but before its checkpoint repeats that iteration when resumed; without this the
+            file would hold the iteration twice.
     """
 
-    def __init__(self, path: str, append: bool = False) -> None:
+    def __init__(
+        self, path: str, append: bool = False, keep_through: tuple[str, int] | None = None
+    ) -> None:
         self.path = path
         self.keys: list[str] = []
         if append and os.path.exists(path):
             with open(path, newline="", encoding="utf-8") as f:
                 self.keys = next(csv.reader(f), [])
+            if keep_through is not None and keep_through[0] in self.keys:
+                self._drop_rows_after(self.keys.index(keep_through[0]), keep_through[1])
         else:
             with open(path, "w", encoding="utf-8"):
                 pass
+
+    def _drop_rows_after(self, column: int, step: int) -> None:
+        with open(self.path, newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))[1:]
+        kept = [row for row in rows if not _cell_after(row, column, step)]
+        if len(kept) == len(rows):
+            return
+        with atomic_open(self.path, "w") as f:
+            writer = csv.writer(f)
+            writer.writerow(self.keys)
+            writer.writerows(kept)
 
     def _rewrite_with_header(self, keys: list[str]) -> None:
         with open(self.path, newline="", encoding="utf-8") as f:
@@ -132,6 +151,14 @@ class CSVOutputFormat(OutputFormat):
             csv.writer(f).writerow([_csv_cell(kvs.get(key)) for key in self.keys])
 
 
+def _cell_after(row: list[str], column: int, step: int) -> bool:
+    """Whether ``row[column]`` is a number greater than ``step``."""
+    try:
+        return float(row[column]) > step
+    except (IndexError, ValueError):
+        return False
+
+
 def _csv_cell(value: LogValue | None) -> str:
     if value is None:
         return ""
@@ -153,14 +180,21 @@ class TensorBoardOutputFormat(OutputFormat):
 
     Args:
         logdir: directory for the ``events.out.tfevents.*`` files.
+        keep_through: if given, summaries of existing event files in ``logdir`` at a step
+            greater than this are removed first (those files are rewritten), so that a resumed
+            run that repeats an iteration does not leave two values at one step.
     """
 
-    def __init__(self, logdir: str) -> None:
+    def __init__(self, logdir: str, keep_through: int | None = None) -> None:
         import tensorflow as tf  # lazy: heavy, and only this writer needs it
         from tensorflow.core.framework import summary_pb2
 
         self._tf = tf
         self.logdir = logdir
+        if keep_through is not None:
+            for name in sorted(os.listdir(logdir)):
+                if name.startswith("events.out.tfevents"):
+                    _drop_events_after(tf, os.path.join(logdir, name), keep_through)
         self._writer = tf.summary.create_file_writer(logdir)
         # The scalars plugin's metadata: plugin name 'scalars', empty content (proto version 0).
         self._metadata = summary_pb2.SummaryMetadata(
@@ -181,6 +215,31 @@ class TensorBoardOutputFormat(OutputFormat):
     def close(self) -> None:
         """Flush and close the event file."""
         self._writer.close()
+
+
+def _drop_events_after(tf: Any, path: str, step: int) -> None:
+    """Rewrite the event file ``path`` without its summaries at steps ``> step`` (and without a
+    record truncated by a kill); leave it alone if there is nothing to drop."""
+    from tensorflow.core.util import event_pb2
+
+    records, dropped = [], False
+    try:
+        for record in tf.data.TFRecordDataset(path):
+            data = record.numpy()
+            event = event_pb2.Event.FromString(data)
+            if event.HasField("summary") and event.step > step:
+                dropped = True
+            else:
+                records.append(data)
+    except tf.errors.DataLossError:  # a record cut short by a kill
+        dropped = True
+    if not dropped:
+        return
+    tmp_path = path + ".rewrite"
+    with tf.io.TFRecordWriter(tmp_path) as writer:
+        for data in records:
+            writer.write(data)
+    os.replace(tmp_path, path)
 
 
 def to_log_value(key: str, value: Any) -> LogValue:

@@ -47,7 +47,9 @@ STEP_KEY = "Itr"
 """If a dump contains this key, its value is the TensorBoard step (else a dump counter)."""
 
 
-def _make_output(format_str: str, log_dir: str | None, append: bool) -> OutputFormat:
+def _make_output(
+    format_str: str, log_dir: str | None, append: bool, keep_through: int | None = None
+) -> OutputFormat:
     if format_str == "stdout":
         return HumanOutputFormat(None)
     if log_dir is None:
@@ -55,9 +57,10 @@ def _make_output(format_str: str, log_dir: str | None, append: bool) -> OutputFo
     if format_str == "log":
         return HumanOutputFormat(os.path.join(log_dir, "log.txt"), append=append)
     if format_str == "csv":
-        return CSVOutputFormat(os.path.join(log_dir, "progress.csv"), append=append)
+        keep = None if keep_through is None else (STEP_KEY, keep_through)
+        return CSVOutputFormat(os.path.join(log_dir, "progress.csv"), append, keep)
     if format_str == "tensorboard":
-        return TensorBoardOutputFormat(log_dir)
+        return TensorBoardOutputFormat(log_dir, keep_through if append else None)
     raise ValueError(f"unknown output format {format_str!r}; expected some of {FORMAT_STRS}")
 
 
@@ -71,6 +74,9 @@ class Logger:
         snapshot_gap: iterations between snapshots in the ``'gap'`` modes, positive.
         append: continue existing ``log.txt``/``progress.csv`` in ``dir`` (resuming a run)
             instead of truncating them.
+        keep_through: with ``append``, the last iteration (:data:`STEP_KEY`) to keep: rows of
+            ``progress.csv`` and TensorBoard summaries of later iterations are removed (the
+            resumed run repeats them from its checkpoint); ``None`` keeps everything.
 
     Raises:
         ValueError: for an unknown format, snapshot mode, a non-positive gap, or a file format
@@ -90,6 +96,7 @@ class Logger:
         snapshot_mode: str = "last",
         snapshot_gap: int = 1,
         append: bool = False,
+        keep_through: int | None = None,
     ) -> None:
         if isinstance(format_strs, str):
             raise ValueError(f"format_strs must be a sequence of str, got the str {format_strs!r}")
@@ -110,7 +117,9 @@ class Logger:
         self.output_formats: list[OutputFormat] = []
         try:
             for format_str in dict.fromkeys(format_strs):  # drop duplicates, keep order
-                self.output_formats.append(_make_output(format_str, self.dir, append))
+                self.output_formats.append(
+                    _make_output(format_str, self.dir, append, keep_through if append else None)
+                )
         except BaseException:
             self.close()
             raise
@@ -211,6 +220,7 @@ def configure(
     snapshot_mode: str = "last",
     snapshot_gap: int = 1,
     append: bool = False,
+    keep_through: int | None = None,
 ) -> Logger:
     """Replace the current logger (closing it) with one writing to ``dir``.
 
@@ -221,6 +231,8 @@ def configure(
         snapshot_mode: ``'all'``, ``'last'``, ``'gap'``, ``'last_gap'`` or ``'none'``.
         snapshot_gap: iterations between snapshots in the ``'gap'`` modes.
         append: continue existing ``log.txt``/``progress.csv`` (for resumed runs).
+        keep_through: with ``append``, drop logged iterations after this one (see
+            :class:`Logger`): the resumed run continues after its checkpoint's iteration.
 
     Returns:
         The new current :class:`Logger`.
@@ -234,6 +246,7 @@ def configure(
         snapshot_mode=snapshot_mode,
         snapshot_gap=snapshot_gap,
         append=append,
+        keep_through=keep_through,
     )
     if Logger.CURRENT is not Logger.DEFAULT:
         Logger.CURRENT.close()

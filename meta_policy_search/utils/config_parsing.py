@@ -1,0 +1,404 @@
+"""Config parsing of the run scripts: CLI and config-file layers, ``params.json``, resume checks.
+
+See :mod:`meta_policy_search.utils.experiment` for the override precedence. Nothing here imports
+TensorFlow, so a bad command line fails in well under a second, before anything is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import datetime
+import inspect
+import json
+import os
+import textwrap
+import types
+import typing
+from collections.abc import Sequence
+from typing import Any
+
+from meta_policy_search.utils.experiment_configs import (
+    DEFAULT_MAX_PATH_LENGTH,
+    ENV_SETTINGS,
+    RESERVED_KEYS,
+    RESUME_CHANGEABLE,
+)
+from meta_policy_search.utils.paper import paper_overrides
+from meta_policy_search.utils.serialization import atomic_write_json
+
+
+class ConfigError(ValueError):
+    """A bad command line or config file (scripts print it without a traceback).
+
+    Args:
+        messages: one message per problem; each is printed as its own ``error:`` line.
+    """
+
+    def __init__(self, *messages: str) -> None:
+        super().__init__("\n".join(messages))
+        self.messages = tuple(messages)
+
+
+def field_docs(config_cls: type) -> dict[str, str]:
+    """The docstrings written under each dataclass field (of ``config_cls`` and its bases).
+
+    Args:
+        config_cls: a dataclass.
+
+    Returns:
+        Field name -> its docstring (fields without one are missing).
+    """
+    docs: dict[str, str] = {}
+    for cls in reversed(config_cls.__mro__):
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        except (OSError, TypeError):
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        for node, following in zip(body, body[1:]):
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and isinstance(following, ast.Expr)
+                and isinstance(following.value, ast.Constant)
+                and isinstance(following.value.value, str)
+            ):
+                docs[node.target.id] = " ".join(following.value.value.split())
+    return docs
+
+
+def _coerce(name: str, value: Any, annotation: Any, from_cli: bool) -> Any:
+    """Convert ``value`` (a JSON value, or a string if ``from_cli``) to the field's type."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        if value is None or (from_cli and str(value).lower() in ("none", "null")):
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _coerce(name, value, inner[0], from_cli)
+    expected = getattr(annotation, "__name__", str(annotation))
+    if from_cli and annotation is not str:
+        text = value
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            if origin is tuple:
+                value = [v.strip() for v in text.strip("()[]").split(",") if v.strip()]
+            elif annotation is bool and text.lower() in ("true", "false", "yes", "no"):
+                value = text.lower() in ("true", "yes")
+            elif annotation is float and _is_float(text):
+                value = float(text)  # "inf", "nan": parsed so the validator names them
+            else:
+                raise ConfigError(f"--{name}: cannot parse {text!r} as {expected}") from None
+        if origin is tuple and not isinstance(value, list):
+            value = [value]  # "--hidden_sizes 64" is a one-layer network
+    if annotation is bool and isinstance(value, (bool, int)) and value in (0, 1):
+        return bool(value)
+    if annotation is int and isinstance(value, (int, float)) and not isinstance(value, bool):
+        if float(value).is_integer():
+            return int(value)
+    if annotation is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if annotation is str and isinstance(value, str):
+        return value
+    if origin is tuple and isinstance(value, (list, tuple)):
+        item_type = args[0] if args else Any
+        if item_type is Any:
+            return tuple(value)
+        return tuple(_coerce(name, v, item_type, from_cli and isinstance(v, str)) for v in value)
+    if (annotation is dict or origin is dict) and isinstance(value, dict):
+        return dict(value)
+    raise ConfigError(f"{name}: expected {expected}, got {value!r}")
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def config_from_dict(
+    config_cls: type, values: dict[str, Any], base: Any = None, source: str | None = None
+) -> Any:
+    """Build a config from ``values``, starting from ``base`` (default: the dataclass defaults).
+
+    Args:
+        config_cls: the config dataclass.
+        values: field name -> JSON value (lists become tuples, ints become floats, ...).
+            Keys in :data:`RESERVED_KEYS` are ignored.
+        base: a ``config_cls`` instance whose values ``values`` override.
+        source: the file ``values`` came from, named in error messages.
+
+    Returns:
+        A ``config_cls`` instance.
+
+    Raises:
+        ValueError: on a key that is not a field (naming it) or a value of the wrong type.
+    """
+    hints = typing.get_type_hints(config_cls)
+    names = [f.name for f in dataclasses.fields(config_cls)]
+    where = f"{source}: " if source else ""
+    unknown = sorted(set(values) - set(names) - set(RESERVED_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"{where}unknown config key(s) {unknown} for {config_cls.__name__}; valid keys: "
+            f"{names}"
+        )
+    try:
+        converted = {
+            key: _coerce(key, value, hints[key], from_cli=False)
+            for key, value in values.items()
+            if key in names
+        }
+    except ConfigError as error:
+        raise ConfigError(f"{where}{error}") from None
+    base = config_cls() if base is None else base
+    return dataclasses.replace(base, **converted)
+
+
+def make_parser(config_cls: type, description: str | None = None) -> argparse.ArgumentParser:
+    """An argparse parser with ``--config_file``, ``--resume`` and one ``--<field>`` per field.
+
+    Flags left out are not set (``argparse.SUPPRESS``), so they do not override a config file.
+    """
+    parser = argparse.ArgumentParser(
+        description=description or config_cls.__doc__,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--config_file", help="JSON file of config overrides")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --dump_path from its last checkpoint and params.json",
+    )
+    docs = field_docs(config_cls)
+    defaults = config_cls()
+    for field in dataclasses.fields(config_cls):
+        default = getattr(defaults, field.name)
+        parser.add_argument(
+            f"--{field.name}",
+            default=argparse.SUPPRESS,
+            metavar=field.name.upper(),
+            help=f"{docs.get(field.name, '')} (default: {default!r})".replace("%", "%%"),
+        )
+    return parser
+
+
+@dataclasses.dataclass(frozen=True)
+class ParsedCommandLine:
+    """What :func:`parse_command_line` read: the config, whether to resume, the paper entry."""
+
+    config: Any
+    """The config (not yet resolved, see :func:`resolve_config`)."""
+    resume: bool
+    """``--resume`` was given."""
+    paper_entry: dict[str, Any] | None
+    """The paper-config entry applied
+    (:func:`~meta_policy_search.utils.paper.paper_overrides`; with ``--resume``, the one the run's
+    ``params.json`` recorded), or ``None``."""
+    resume_changes: tuple[str, ...] = ()
+    """With ``--resume``: the fields (all in :data:`RESUME_CHANGEABLE`) whose requested value
+    differs from the run's ``params.json``; ``params.json`` is rewritten only to record these."""
+
+
+def parse_command_line(
+    config_cls: type, argv: Sequence[str] | None = None, algo_name: str | None = None
+) -> ParsedCommandLine:
+    """Parse the command line into a config, applying the precedence of the module docstring.
+
+    Args:
+        config_cls: the script's config dataclass.
+        argv: arguments without the program name; ``None`` reads ``sys.argv``.
+        algo_name: the algorithm's name (``'promp'``, ``'trpo_maml'``, ...), which selects the
+            paper config's section; ``None`` applies no paper config.
+
+    Returns:
+        The config, ``resume`` and the paper entry applied.
+
+    Raises:
+        ConfigError: on unknown flags or config-file keys (naming them), unparsable values, or
+            ``--resume`` without ``--dump_path``.
+    """
+    args, unknown = make_parser(config_cls).parse_known_args(argv)
+    if unknown:
+        raise ConfigError(f"unknown command-line argument(s) {unknown}")
+    hints = typing.get_type_hints(config_cls)
+    cli = {k: _coerce(k, v, hints[k], from_cli=True)
+           for k, v in vars(args).items() if k not in ("config_file", "resume")}
+    file_values = load_json(args.config_file) if args.config_file else {}
+    if args.resume:
+        if "dump_path" not in cli:
+            raise ConfigError("--resume needs --dump_path (the run directory to continue)")
+        params_path = os.path.join(cli["dump_path"], "params.json")
+        if not os.path.isfile(params_path):
+            raise ConfigError(
+                f"--resume --dump_path {cli['dump_path']}: no params.json there, so no run to "
+                "continue; drop --resume to start a new run"
+            )
+        stored_values = load_json(params_path)
+        stored = config_from_dict(config_cls, stored_values, source=params_path)
+        entry = stored_values.get("paper_config_entry")
+        config = config_from_dict(config_cls, file_values, base=stored, source=args.config_file)
+        config = dataclasses.replace(config, **cli)
+        changes = check_resume_changes(stored, config, params_path)
+        return ParsedCommandLine(config, True, entry, changes)
+    config, entry = _paper_config_base(config_cls, algo_name, [cli, file_values])
+    if file_values:
+        config = config_from_dict(config_cls, file_values, base=config, source=args.config_file)
+    return ParsedCommandLine(dataclasses.replace(config, **cli), False, entry)
+
+
+def check_resume_changes(stored: Any, requested: Any, params_path: str) -> tuple[str, ...]:
+    """The fields ``requested`` changes relative to the run's ``stored`` config, if allowed.
+
+    Resuming replays the stored run exactly; only the fields of :data:`RESUME_CHANGEABLE`
+    (iterations, logging, where and how sampling runs, fault handling) may differ.
+
+    Args:
+        stored: the config read from ``params_path``.
+        requested: the config after the config file and flags were applied on top of it.
+        params_path: named in the error message.
+
+    Returns:
+        The names of the changed fields (all changeable), in field order.
+
+    Raises:
+        ConfigError: naming every other changed field with its requested and stored values.
+    """
+    changed = [
+        field.name for field in dataclasses.fields(stored)
+        if getattr(stored, field.name) != getattr(requested, field.name)
+    ]
+    refused = [name for name in changed if name not in RESUME_CHANGEABLE]
+    if refused:
+        raise ConfigError(*[
+            f"--resume: --{name} {_show(getattr(requested, name))} differs from the run's "
+            f"stored value {_show(getattr(stored, name))} ({params_path}) and cannot change in "
+            f"a resumed run; drop the flag, or start a new run with another --dump_path"
+            for name in refused
+        ])
+    return tuple(changed)
+
+
+def _show(value: Any) -> str:
+    """A config value as it would be typed on the command line."""
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in value) if value else "[]"
+    if isinstance(value, (dict, bool)) or value is None:
+        return json.dumps(value)
+    return str(value)
+
+
+def parse_config(
+    config_cls: type, argv: Sequence[str] | None = None, algo_name: str | None = None
+) -> tuple[Any, bool]:
+    """Parse the command line into a config: :func:`parse_command_line` without the entry.
+
+    Args:
+        config_cls: the script's config dataclass.
+        argv: arguments without the program name; ``None`` reads ``sys.argv``.
+        algo_name: selects the paper config's section; ``None`` applies no paper config.
+
+    Returns:
+        ``(config, resume)``.
+
+    Raises:
+        ConfigError: on unknown flags or config-file keys (naming them), unparsable values, or
+            ``--resume`` without ``--dump_path``.
+    """
+    parsed = parse_command_line(config_cls, argv, algo_name)
+    return parsed.config, parsed.resume
+
+
+def _paper_config_base(
+    config_cls: type, algo_name: str | None, layers: Sequence[dict[str, Any]]
+) -> tuple[Any, dict[str, Any] | None]:
+    """The class defaults with the paper entry applied, for the env and ``paper_config`` that the
+    highest of ``layers`` (typed flags first, then the config file's JSON) chooses."""
+    defaults = config_cls()
+    if algo_name is None:
+        return defaults, None
+    hints = typing.get_type_hints(config_cls)
+
+    def chosen(name: str) -> Any:
+        for layer in layers:
+            if name in layer:
+                return _coerce(name, layer[name], hints[name], from_cli=False)
+        return getattr(defaults, name)
+
+    if not chosen("paper_config"):
+        return defaults, None
+    entry = paper_overrides(config_cls, algo_name, chosen("env"))
+    if entry is None:
+        return defaults, None
+    return config_from_dict(config_cls, entry["applied"], base=defaults), entry
+
+
+def load_json(path: str) -> dict[str, Any]:
+    """Read a JSON object from ``path``.
+
+    Raises:
+        ConfigError: naming ``path`` if it cannot be read, is not JSON or not a JSON object.
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            values = json.load(f)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read it ({error.strerror or error})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(values, dict):
+        raise ConfigError(f"{path}: expected a JSON object of config keys, got {type(values)}")
+    return values
+
+
+def resolve_config(config: Any, algo_name: str) -> Any:
+    """Fill the ``None`` fields that have computed defaults: ``max_path_length``, ``dump_path``.
+
+    Args:
+        config: a :class:`MetaRLConfig` (subclass) instance.
+        algo_name: used in the default ``dump_path`` ``data/<algo>/<env>/run_<timestamp>``.
+
+    Returns:
+        A copy of ``config`` with those fields set.
+    """
+    updates: dict[str, Any] = {}
+    if config.max_path_length is None:
+        settings = ENV_SETTINGS.get(config.env, {})
+        updates["max_path_length"] = settings.get("max_path_length", DEFAULT_MAX_PATH_LENGTH)
+    if config.dump_path is None:
+        stamp = datetime.datetime.now().strftime("%Y%m%d_%H%M%S_%f")
+        updates["dump_path"] = os.path.join("data", algo_name, config.env, f"run_{stamp}")
+    return dataclasses.replace(config, **updates)
+
+
+def config_to_dict(
+    config: Any, algo_name: str | None = None, paper_config_entry: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The config as a JSON-ready dict (what ``params.json`` holds).
+
+    Args:
+        config: a config dataclass instance.
+        algo_name: if given, recorded as ``'algo'`` (first key).
+        paper_config_entry: if ``algo_name`` is given, recorded as ``'paper_config_entry'``
+            (last key; ``None`` when no paper config was applied).
+
+    Returns:
+        Field name -> JSON value, plus the metadata keys (:data:`RESERVED_KEYS`).
+    """
+    values = dataclasses.asdict(config)
+    if not algo_name:
+        return values
+    return {"algo": algo_name, **values, "paper_config_entry": paper_config_entry}
+
+
+def write_params(
+    config: Any, dump_path: str, algo_name: str, paper_config_entry: dict[str, Any] | None = None
+) -> str:
+    """Atomically write ``params.json`` (the full config) into ``dump_path``; return its path."""
+    path = os.path.join(dump_path, "params.json")
+    atomic_write_json(path, config_to_dict(config, algo_name, paper_config_entry))
+    return path

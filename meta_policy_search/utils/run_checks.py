@@ -1,0 +1,115 @@
+"""The checks a run script makes before it loads TensorFlow or writes anything.
+
+:func:`prepare_run` parses the command line (:mod:`~meta_policy_search.utils.config_parsing`),
+validates every value, checks the env arguments and the run directory, and says whether a
+``--resume`` has anything left to do. Every problem is a
+:class:`~meta_policy_search.utils.config_parsing.ConfigError`, which the scripts print as one
+``error:`` line per problem with exit status 2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from meta_policy_search.utils.config_parsing import (
+    ConfigError,
+    ParsedCommandLine,
+    parse_command_line,
+    resolve_config,
+)
+from meta_policy_search.utils.experiment_configs import validate_config
+
+
+@dataclasses.dataclass(frozen=True)
+class PreparedRun:
+    """A checked command line of a run script: what :func:`prepare_run` returns."""
+
+    config: Any
+    """The resolved config (``max_path_length`` and ``dump_path`` filled in)."""
+    parsed: ParsedCommandLine
+    """What :func:`~meta_policy_search.utils.config_parsing.parse_command_line` read."""
+    checkpoint_dir: str
+    """``<dump_path>/checkpoints``."""
+    last_itr: int | None
+    """With ``--resume``: the iteration of the checkpoint the run continues after."""
+    finished: bool = False
+    """With ``--resume``: the run has already completed ``n_itr`` iterations (nothing to do)."""
+
+
+def prepare_run(
+    config_cls: type, algo_name: str, argv: Sequence[str] | None = None
+) -> PreparedRun:
+    """Parse and check a run script's command line without writing anything or loading TF.
+
+    Checks, in order: the flags and config file, every value
+    (:func:`~meta_policy_search.utils.experiment_configs.validate_config`), the resume
+    constraints (:func:`~meta_policy_search.utils.config_parsing.check_resume_changes`), the
+    env arguments, then the run directory: ``dump_path`` must be a writable directory (or
+    creatable), a new run must not overwrite a checkpointed one, and a resumed run needs a
+    checkpoint.
+
+    Args:
+        config_cls: the script's config dataclass.
+        algo_name: the algorithm's name (paper config section, default ``dump_path``).
+        argv: arguments without the program name; ``None`` reads ``sys.argv``.
+
+    Returns:
+        The :class:`PreparedRun`.
+
+    Raises:
+        ConfigError: one message per problem found.
+    """
+    from meta_policy_search.utils.checkpoint import checkpoint_iteration
+
+    parsed = parse_command_line(config_cls, argv, algo_name)
+    errors = validate_config(parsed.config)
+    if errors:
+        raise ConfigError(*errors)
+    if parsed.config.env_kwargs:
+        _check_env_kwargs(parsed.config.env, parsed.config.env_kwargs)
+    config = resolve_config(parsed.config, algo_name)
+    _check_dump_path(config.dump_path)
+    checkpoint_dir = os.path.join(config.dump_path, "checkpoints")
+    last_itr = checkpoint_iteration(checkpoint_dir) if os.path.isdir(checkpoint_dir) else None
+    if not parsed.resume and last_itr is not None:
+        raise ConfigError(
+            f"--dump_path {config.dump_path} already holds a run: pass --resume to continue it, "
+            "or choose another --dump_path"
+        )
+    if parsed.resume and last_itr is None:
+        raise ConfigError(
+            f"--resume: {config.dump_path} has no checkpoint yet (the run stopped during its "
+            "first iteration); start it again without --resume and with the same flags"
+        )
+    finished = parsed.resume and last_itr is not None and last_itr + 1 >= config.n_itr
+    return PreparedRun(config, parsed, checkpoint_dir, last_itr if parsed.resume else None,
+                       finished)
+
+
+def _check_env_kwargs(env: str, env_kwargs: dict[str, Any]) -> None:
+    """Build the env once (no TensorFlow needed) so that bad ``env_kwargs`` fail early."""
+    from meta_policy_search.envs import make_env
+
+    try:
+        make_env(env, **env_kwargs).close()
+    except (TypeError, ValueError) as error:
+        raise ConfigError(
+            f"--env_kwargs {json.dumps(env_kwargs)}: {env} rejects them ({error})"
+        ) from None
+
+
+def _check_dump_path(dump_path: str) -> None:
+    """Raise a ConfigError if ``dump_path`` is not, and cannot become, a writable directory."""
+    if os.path.exists(dump_path) and not os.path.isdir(dump_path):
+        raise ConfigError(f"--dump_path {dump_path}: is a file, not a directory")
+    existing = os.path.abspath(dump_path)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise ConfigError(f"--dump_path {dump_path}: {existing} is a file, not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"--dump_path {dump_path}: {existing} is not writable")

@@ -1,0 +1,302 @@
+"""Runs that cannot be bricked, poisoned or hung (issue 9): faults injected into tiny runs."""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
+
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
+EXPERIMENTS_DIR = os.path.join(REPO, "experiments")
+TINY = [
+    "--env", "PointEnvRandGoal", "--paper_config", "false", "--meta_batch_size", "2",
+    "--rollouts_per_meta_task", "2", "--max_path_length", "5", "--hidden_sizes", "8",
+    "--parallel", "false", "--log_formats", "csv", "--seed", "3",
+]
+STEPS_PER_ITR = 2 * 2 * 2 * 5  # phases x tasks x rollouts x H (the point env never ends early)
+
+
+@pytest.fixture(scope="module")
+def point_mass():
+    sys.path.insert(0, EXPERIMENTS_DIR)
+    try:
+        yield importlib.import_module("promp_run_point_mass")
+    finally:
+        sys.path.remove(EXPERIMENTS_DIR)
+
+
+@pytest.fixture
+def reset_logger():
+    from meta_policy_search.utils import logger
+
+    yield
+    logger.reset()
+
+
+def read_rows(run_dir) -> list[dict]:
+    with open(os.path.join(run_dir, "progress.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def nan_reward_at(monkeypatch, step_numbers: set[int]) -> None:
+    """Make the point env return a NaN reward at the given (1-based) env steps of the process."""
+    original = PointEnvRandGoal.step
+    counter = {"n": 0}
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = original(self, action)
+        counter["n"] += 1
+        if counter["n"] in step_numbers:
+            reward = float("nan")
+        return obs, reward, terminated, truncated, info
+
+    monkeypatch.setattr(PointEnvRandGoal, "step", step)
+
+
+# ---------------------------------------------------------------------------- 9.2 NaN / inf
+def test_nan_reward_with_zero_baseline_stops_the_run_naming_the_episode(
+    point_mass, tmp_path, monkeypatch, reset_logger
+):
+    from meta_policy_search.samplers.meta_sampler import NonFiniteSampleError
+    from meta_policy_search.utils.checkpoint import checkpoint_iteration
+
+    # Iteration 1's first phase; the envs of a task step together: task 1, rollout 1, step 1.
+    nan_reward_at(monkeypatch, {STEPS_PER_ITR + 8})
+    run_dir = str(tmp_path / "run")
+    with pytest.raises(NonFiniteSampleError, match=r"non-finite reward nan in sampling phase 2, "
+                       r"task 1 \(.*\), rollout 1, step 1 .*--nonfinite_samples drop"):
+        point_mass.main(TINY + ["--baseline", "ZeroBaseline", "--n_itr", "3",
+                                "--dump_path", run_dir])
+    assert checkpoint_iteration(os.path.join(run_dir, "checkpoints")) == 0  # finite, kept
+
+
+def test_dropped_non_finite_episodes_are_counted(point_mass, tmp_path, monkeypatch, reset_logger):
+    nan_reward_at(monkeypatch, {3, STEPS_PER_ITR + 8})
+    run_dir = point_mass.main(TINY + ["--baseline", "ZeroBaseline", "--n_itr", "2",
+                                      "--nonfinite_samples", "drop",
+                                      "--dump_path", str(tmp_path / "run")])
+    rows = read_rows(run_dir)
+    assert [row["NonFiniteEpisodesDropped"] for row in rows] == ["1", "2"]
+    for row in rows:
+        assert all(np.isfinite(float(v)) for k, v in row.items() if v and "Time" not in k)
+
+
+@pytest.mark.parametrize("value", ["Infinity", "-inf", "NaN"])
+def test_every_float_setting_must_be_finite(point_mass, tmp_path, value):
+    import dataclasses
+    import typing
+
+    from meta_policy_search.utils.experiment import ConfigError, prepare_run
+
+    hints = typing.get_type_hints(point_mass.Config)
+    float_fields = [f.name for f in dataclasses.fields(point_mass.Config)
+                    if hints[f.name] in (float, float | None)]
+    assert "learning_rate" in float_fields and "discount" in float_fields
+    for name in float_fields:
+        with pytest.raises(ConfigError, match=f"--{name} .*: must be a finite number"):
+            prepare_run(point_mass.Config, "promp",
+                        ["--dump_path", str(tmp_path / "run"), f"--{name}={value}"])
+    assert not os.path.exists(tmp_path / "run")
+
+
+# ---------------------------------------------------------------------------- 9.3 hung worker
+class PointPolicy:
+    """The part of the meta-policy interface the sampler uses, for the 2-D point env."""
+
+    def __init__(self, meta_batch_size: int) -> None:
+        from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
+
+        rng = np.random.default_rng(0)
+        self.sampling_policy = NumpyGaussianMLP({
+            "W0": rng.normal(size=(meta_batch_size, 2, 2)).astype(np.float32),
+            "b0": np.zeros((meta_batch_size, 2), np.float32),
+            "log_std": np.zeros((meta_batch_size, 2), np.float32),
+        })
+
+    def get_sampling_policy(self):
+        return self.sampling_policy
+
+
+def test_stopped_worker_fails_after_the_automatic_timeout(monkeypatch):
+    import signal
+    import time
+
+    from meta_policy_search.envs import make_env
+    from meta_policy_search.samplers import meta_sampler
+    from meta_policy_search.samplers.meta_sampler import AUTO_TIMEOUT, MetaSampler
+
+    monkeypatch.setattr(meta_sampler, "AUTO_TIMEOUT_FLOOR", 2.0)
+    sampler = MetaSampler(make_env("PointEnvRandGoal"), PointPolicy(2), rollouts_per_meta_task=2,
+                          meta_batch_size=2, max_path_length=5, executor="parallel",
+                          n_parallel=2, timeout=AUTO_TIMEOUT)
+    try:
+        sampler.update_tasks()
+        sampler.obtain_samples()  # measured: sets the next phase's timeout
+        pid = sampler.executor._processes[1].pid
+        os.kill(pid, signal.SIGSTOP)
+        timeout = max(2.0, 20.0 * sampler.slowest_phase_seconds)
+        start = time.monotonic()
+        with pytest.raises(RuntimeError, match=rf"worker 1 \(pid {pid}, tasks 1\.\.1\) sent no "
+                           rf"reply after waiting {timeout:g} s .*--sampler_timeout"):
+            sampler.obtain_samples()
+        assert sampler.executor is not None and timeout <= time.monotonic() - start < timeout + 5
+    finally:
+        sampler.close()  # kills the stopped worker
+
+
+@pytest.mark.parametrize(("flag", "expected"), [(None, "auto"), (0.0, None), (30.0, 30.0)])
+def test_sampler_timeout_flag(flag, expected):
+    from meta_policy_search.utils.experiment import _sampler_timeout
+
+    assert _sampler_timeout(flag) == expected
+
+
+# ---------------------------------------------------------------------------- 9.4 duplicates
+def tensorboard_steps(run_dir) -> list[int]:
+    import tensorflow as tf
+    from tensorflow.core.util import event_pb2
+
+    steps = []
+    for name in sorted(os.listdir(run_dir)):
+        if name.startswith("events.out.tfevents"):
+            for record in tf.data.TFRecordDataset(os.path.join(run_dir, name)):
+                event = event_pb2.Event.FromString(record.numpy())
+                steps += [event.step for value in event.summary.value if value.tag == "Itr"]
+    return sorted(steps)
+
+
+def test_kill_between_log_and_checkpoint_leaves_one_row_per_iteration(
+    point_mass, tmp_path, monkeypatch, reset_logger
+):
+    from meta_policy_search.meta_trainer import Trainer
+
+    original_save = Trainer.save
+
+    def save_then_die_at_itr_1(self, itr):
+        if itr == 1:  # the row of iteration 1 is written, its checkpoint is not: "SIGKILL"
+            raise KeyboardInterrupt
+        return original_save(self, itr)
+
+    run_dir = str(tmp_path / "run")
+    flags = TINY + ["--n_itr", "2", "--dump_path", run_dir, "--log_formats", "csv,tensorboard"]
+    monkeypatch.setattr(Trainer, "save", save_then_die_at_itr_1)
+    with pytest.raises(KeyboardInterrupt):
+        point_mass.main(flags)
+    assert [row["Itr"] for row in read_rows(run_dir)] == ["0", "1"]
+    monkeypatch.setattr(Trainer, "save", original_save)
+    point_mass.main(["--resume", "--dump_path", run_dir])
+    assert [row["Itr"] for row in read_rows(run_dir)] == ["0", "1"]
+    assert tensorboard_steps(run_dir) == [0, 1]
+
+
+# ---------------------------------------------------------------------------- 9.5 early errors
+def run_script(args: list[str], cwd, script: str = "promp_run_mujoco.py"):
+    import subprocess
+    import time
+
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(REPO)}
+    start = time.monotonic()
+    result = subprocess.run([sys.executable, os.path.join(EXPERIMENTS_DIR, script), *args],
+                            cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return result, time.monotonic() - start
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--meta_batch_size", "0"], ["--meta_batch_size 0: must be an integer >= 1"]),
+    (["--learning_rate", "Infinity"], ["--learning_rate inf: must be a finite number"]),
+    (["--num_ppo_steps", "0", "--discount", "2"],
+     ["--discount 2.0: must be a number in [0, 1]", "--num_ppo_steps 0: must be an integer >= 1"]),
+    (["--dump_path", "afile"], ["--dump_path afile: is a file, not a directory"]),
+    (["--config_file", "bad.json"], ["bad.json: not valid JSON"]),
+    (["--resume", "--dump_path", "empty_run"], ["--resume: empty_run has no checkpoint yet"]),
+])
+def test_invalid_settings_exit_2_at_once_writing_nothing(tmp_path, args, expected):
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "bad.json").write_text("{'n_itr': 3}")
+    (tmp_path / "empty_run").mkdir()
+    (tmp_path / "empty_run" / "params.json").write_text('{"algo": "promp"}')
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    result, seconds = run_script(args, tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == len(expected), result.stderr
+    for line, message in zip(lines, expected):
+        assert line.startswith("error: " + message), line
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing written
+    assert seconds < 2.0
+
+
+def test_help_does_not_load_tensorflow(tmp_path):
+    import subprocess
+
+    code = ("import runpy, sys\n"
+            f"sys.argv = ['promp_run_mujoco.py', '--help']\n"
+            f"sys.path.insert(0, {EXPERIMENTS_DIR!r})\n"
+            "try:\n"
+            f"    runpy.run_path({os.path.join(EXPERIMENTS_DIR, 'promp_run_mujoco.py')!r},"
+            " run_name='__main__')\n"
+            "except SystemExit as e:\n"
+            "    assert e.code == 0, e.code\n"
+            "print('tensorflow loaded:', 'tensorflow' in sys.modules)\n")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": os.path.abspath(REPO)})
+    assert "--sampler_timeout" in result.stdout
+    assert "tensorflow loaded: False" in result.stdout, result.stderr
+    assert result.stderr == ""
+
+
+# ---------------------------------------------------------------------------- 9.7 noise
+def test_tensorflow_start_up_is_quiet_on_cpu(tmp_path):
+    import subprocess
+
+    code = ("import sys\n"
+            "from meta_policy_search.utils.quiet_tf import import_tensorflow\n"
+            "tf = import_tensorflow()\n"
+            "print(float(tf.reduce_sum(tf.ones(3))))\n"
+            "print('still here', file=sys.stderr)\n")
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(REPO), "TF_CPP_MIN_LOG_LEVEL": "2"}
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120, env=env)
+    assert result.stdout == "3.0\n"
+    assert result.stderr == "still here\n"  # no cuda / absl / cpu_feature lines
+
+
+def test_validation_choices_match_the_library():
+    """The validator's copies of the choice lists (kept TensorFlow-free) are the library's."""
+    from meta_policy_search import baselines
+    from meta_policy_search.envs.registry import ENV_CLASS_NAMES
+    from meta_policy_search.meta_algos.base import EXPLORATION_TYPES, INNER_TYPES
+    from meta_policy_search.policies.networks import TF_NONLINEARITIES
+    from meta_policy_search.samplers.meta_sampler import EXECUTORS, NONFINITE_MODES
+    from meta_policy_search.samplers.rollout import SAMPLING_MODES
+    from meta_policy_search.utils import experiment_configs as configs
+    from meta_policy_search.utils.logger import FORMAT_STRS
+
+    assert set(configs.ENV_SETTINGS) == set(ENV_CLASS_NAMES)
+    assert set(configs.BASELINES) == set(baselines.__all__) - {"Baseline"}
+    assert set(configs.NONLINEARITIES) == set(TF_NONLINEARITIES)
+    assert configs.INNER_TYPES == INNER_TYPES
+    assert configs.EXPLORATION_TYPES == EXPLORATION_TYPES
+    assert configs.EXECUTORS == EXECUTORS
+    assert configs.NONFINITE_MODES == NONFINITE_MODES
+    assert configs.SAMPLING_MODES == SAMPLING_MODES
+    assert configs.LOG_FORMATS == FORMAT_STRS
+
+
+def test_bad_env_kwargs_fail_before_anything_is_written(point_mass, tmp_path):
+    from meta_policy_search.utils.experiment import ConfigError, prepare_run
+
+    with pytest.raises(ConfigError, match=r"--env_kwargs \{\"reward_type\": \"foo\"\}: "
+                       r"MetaPointEnvCorner rejects them \(reward_type must be one of"):
+        prepare_run(point_mass.Config, "promp", [
+            "--env", "MetaPointEnvCorner", "--env_kwargs", '{"reward_type": "foo"}',
+            "--dump_path", str(tmp_path / "run")])
+    assert not os.path.exists(tmp_path / "run")
