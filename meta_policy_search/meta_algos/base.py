@@ -262,13 +262,20 @@ class MAMLAlgo(tf.Module):
         return stats
 
     # ------------------------------------------------------------ objectives shared by subclasses
-    def surrogate_meta_loss(self, batches: Sequence[TensorBatch], exploration: bool = False) -> tf.Tensor:
+    def surrogate_meta_loss(
+        self,
+        batches: Sequence[TensorBatch],
+        exploration: bool = False,
+        chain: Sequence[Params] | None = None,
+    ) -> tf.Tensor:
         """Mean over tasks of the post-update surrogate ``-mean[r A]`` (+ E-MAML's term).
 
         ``r = pi_{theta_K}(a|s) / pi_old(a|s)`` on the post-update batch, ``theta_K`` adapted from
-        the current parameters through all inner steps.
+        the current parameters through all inner steps (``chain``, from :meth:`adapted_params`
+        if not given).
         """
-        chain = self.adapted_params(batches[:-1])
+        if chain is None:
+            chain = self.adapted_params(batches[:-1])
         post = batches[-1]
         ratio = self._likelihood_ratio(chain[-1], post)
         loss = objectives.surrogate_objective(ratio, post.advantages, post.mask)
