@@ -106,6 +106,7 @@ class MAMLAlgo(tf.Module):
         self._adapt_graph = tf.function(
             self._adapt_step, reduce_retracing=True, jit_compile=self.jit_compile
         )
+        self._tensor_cache = _TensorBatchCache(self.num_inner_grad_steps + 1)
 
     @property
     def needs_adjusted_rewards(self) -> bool:
@@ -204,13 +205,22 @@ class MAMLAlgo(tf.Module):
     def to_tensors(self, samples: SampleBatch) -> TensorBatch:
         """Convert a processed batch to the policy's dtype.
 
+        The last ``num_inner_grad_steps + 1`` conversions are cached by object identity: the
+        inner step (:meth:`_adapt`) and the outer step (:meth:`optimize_policy`) of one
+        iteration convert every inner batch once (issue 7). A batch must not be modified in
+        place after it was first converted.
+
         Raises:
             ValueError: if the batch was not processed, or if :attr:`needs_adjusted_rewards`
                 and it has no ``adjusted_rewards`` (process it with ``DiceSampleProcessor``).
         """
-        return to_tensor_batch(
-            samples, self.policy.dtype, require_adjusted_rewards=self.needs_adjusted_rewards
-        )
+        batch = self._tensor_cache.get(samples)
+        if batch is None:
+            batch = to_tensor_batch(
+                samples, self.policy.dtype, require_adjusted_rewards=self.needs_adjusted_rewards
+            )
+            self._tensor_cache.put(samples, batch)
+        return batch
 
     def _adapt(self, samples: SampleBatch) -> None:
         """Inner step for every task from the policy's current per-task parameters.
@@ -322,6 +332,27 @@ class MAMLAlgo(tf.Module):
     def post_update_kl(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
         """Mean KL(pi_old || pi_{theta_K}) over the real post-update steps of all tasks."""
         return self._mean_kl(self.adapted_params(batches[:-1])[-1], batches[-1])
+
+
+class _TensorBatchCache:
+    """The last ``size`` ``SampleBatch -> TensorBatch`` conversions, keyed by object identity.
+
+    A plain class (not a list attribute of the ``tf.Module``), so checkpoints do not track it;
+    it holds the batches themselves, so an ``id`` cannot be reused while cached.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.entries: list[tuple[SampleBatch, TensorBatch]] = []
+
+    def get(self, samples: SampleBatch) -> TensorBatch | None:
+        for cached, batch in self.entries:
+            if cached is samples:
+                return batch
+        return None
+
+    def put(self, samples: SampleBatch, batch: TensorBatch) -> None:
+        self.entries = (self.entries + [(samples, batch)])[-self.size:]
 
 
 class _VariableDict(tf.Module):
