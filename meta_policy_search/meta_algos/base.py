@@ -165,29 +165,51 @@ class MAMLAlgo(tf.Module):
         log_likelihood, _ = self.log_likelihood(params, batch)
         return tf.exp(log_likelihood - self.old_log_likelihood(batch))
 
-    def _mean_kl(self, params: Params, batch: TensorBatch) -> tf.Tensor:
-        """Mean ``KL(pi_old || pi_params)`` over the real steps of ``batch``, averaged over tasks."""
-        dist_info = self.policy.forward(params, batch.observations)
+    def _mean_kl(
+        self, params: Params, batch: TensorBatch, dist_info: dict[str, tf.Tensor] | None = None
+    ) -> tf.Tensor:
+        """Mean ``KL(pi_old || pi_params)`` over the real steps of ``batch``, averaged over tasks.
+
+        ``dist_info``: the policy's output for ``params`` on ``batch`` if already computed.
+        """
+        if dist_info is None:
+            dist_info = self.policy.forward(params, batch.observations)
         kl = batch.per_step(DiagonalGaussian.kl(batch.old_dist_info, dist_info))
         return tf.reduce_mean(objectives.masked_task_mean(kl, batch.mask))
 
     def inner_objective(self, params: Params, batch: TensorBatch) -> tf.Tensor:
         """Per-task inner losses ``[T]`` of type :attr:`inner_type`."""
-        log_likelihood, _ = self.log_likelihood(params, batch)
+        return self._inner_objective_and_dist_info(params, batch)[0]
+
+    def _inner_objective_and_dist_info(
+        self, params: Params, batch: TensorBatch
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        log_likelihood, dist_info = self.log_likelihood(params, batch)
         if self.inner_type == "likelihood_ratio":
-            return objectives.likelihood_ratio_objective(
+            loss = objectives.likelihood_ratio_objective(
                 log_likelihood, self.old_log_likelihood(batch), batch.advantages, batch.mask
             )
-        if self.inner_type == "log_likelihood":
-            return objectives.log_likelihood_objective(log_likelihood, batch.advantages, batch.mask)
-        return objectives.dice_objective(
-            log_likelihood, self.old_log_likelihood(batch), batch.adjusted_rewards, batch.mask
-        )
+        elif self.inner_type == "log_likelihood":
+            loss = objectives.log_likelihood_objective(log_likelihood, batch.advantages, batch.mask)
+        else:
+            loss = objectives.dice_objective(
+                log_likelihood, self.old_log_likelihood(batch), batch.adjusted_rewards, batch.mask
+            )
+        return loss, dist_info
 
     def _adapt_step(self, params: Params, batch: TensorBatch) -> Params:
-        return adapt(
-            params, self.step_sizes, lambda p: self.inner_objective(p, batch), self.first_order
-        )
+        return self._adapt_step_and_dist_info(params, batch)[0]
+
+    def _adapt_step_and_dist_info(
+        self, params: Params, batch: TensorBatch
+    ) -> tuple[Params, dict[str, tf.Tensor]]:
+        outputs: dict[str, dict[str, tf.Tensor]] = {}
+
+        def inner_loss(p: Params) -> tf.Tensor:
+            loss, outputs["dist_info"] = self._inner_objective_and_dist_info(p, batch)
+            return loss
+
+        return adapt(params, self.step_sizes, inner_loss, self.first_order), outputs["dist_info"]
 
     def adapted_params(self, inner_batches: Sequence[TensorBatch]) -> list[Params]:
         """``[theta_0, ..., theta_K]`` for ``K = len(inner_batches)``, as differentiable tensors.
@@ -195,11 +217,22 @@ class MAMLAlgo(tf.Module):
         ``theta_0`` is the shared parameters tiled over tasks and ``theta_{k+1}`` the inner step
         from ``theta_k`` on ``inner_batches[k]``.
         """
+        return self.adapted_params_and_dist_infos(inner_batches)[0]
+
+    def adapted_params_and_dist_infos(
+        self, inner_batches: Sequence[TensorBatch]
+    ) -> tuple[list[Params], list[dict[str, tf.Tensor]]]:
+        """:meth:`adapted_params` and the policy's (differentiable) ``dist_info`` of
+        ``theta_k`` on ``inner_batches[k]``, computed by the inner steps themselves: objectives
+        that need them (ProMP's inner KL) reuse that forward pass and its backward pass."""
         num_tasks = tf.shape(inner_batches[0].observations)[0]
         chain = [self.tiled_params(num_tasks)]
+        dist_infos = []
         for batch in inner_batches:
-            chain.append(self._adapt_step(chain[-1], batch))
-        return chain
+            adapted, dist_info = self._adapt_step_and_dist_info(chain[-1], batch)
+            chain.append(adapted)
+            dist_infos.append(dist_info)
+        return chain, dist_infos
 
     # ------------------------------------------------------------------------- meta-iteration
     def to_tensors(self, samples: SampleBatch) -> TensorBatch:

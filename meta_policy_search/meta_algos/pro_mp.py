@@ -106,13 +106,16 @@ class ProMP(MAMLAlgo):
 
     def meta_loss_and_inner_kls(self, batches: Sequence[TensorBatch]) -> tuple[tf.Tensor, tf.Tensor]:
         """ProMP's outer loss and the ``[K]`` inner KLs of :meth:`inner_kls`, from one chain."""
-        chain = self.adapted_params(batches[:-1])
+        chain, dist_infos = self.adapted_params_and_dist_infos(batches[:-1])
         post = batches[-1]
         ratio = self._likelihood_ratio(chain[-1], post)
         surrogate = objectives.clipped_surrogate_objective(
             ratio, post.advantages, post.mask, self.current_clip_eps
         )
-        kls = self._inner_kls(chain, batches)
+        kls = tf.stack([
+            self._mean_kl(params, batch, dist_info)
+            for params, batch, dist_info in zip(chain[:-1], batches[:-1], dist_infos)
+        ])
         return tf.reduce_mean(surrogate) + tf.reduce_mean(self.inner_kl_coeffs * kls), kls
 
     def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
