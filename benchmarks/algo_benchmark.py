@@ -6,7 +6,10 @@ rollouts x H = 100, HalfCheetah dimensions obs 17 / act 6, a (64, 64) tanh
 
 * ``_adapt``: :meth:`MAMLAlgo._adapt` (one inner step for all tasks, sets the policy);
 * ``ProMP.optimize_policy`` (5 PPO steps), with 1 and 2 inner steps;
-* ``TRPOMAML.optimize_policy`` (10 CG iterations) and one Hessian-vector product;
+* ``TRPOMAML.optimize_policy`` (10 CG iterations) and one Hessian-vector product. The HVP row
+  times ``ConjugateGradientOptimizer.hvp``, a standalone product that recomputes the forward
+  pass and the inner-step chain; inside ``optimize_policy`` (one compiled step) each product
+  reuses them and costs only the second backward pass;
 * ``VPGMAML.optimize_policy`` and ``DICEMAML.optimize_policy``;
 
 each built with ``jit_compile=False`` and ``jit_compile=True``. The two variants get the same

@@ -144,3 +144,28 @@ def test_adapt_matches_graph_inner_step_and_sets_policy():
     grads = tape.gradient(loss, params)
     expected_w0 = params["W0"].numpy() - 0.3 * grads["W0"].numpy()
     np.testing.assert_allclose(policy.get_task_param_values()["W0"][1], expected_w0, rtol=1e-6)
+
+
+def test_each_batch_is_converted_to_tensors_once_per_iteration(monkeypatch):
+    from meta_policy_search.meta_algos import base
+
+    conversions = []
+    original = base.to_tensor_batch
+
+    def counting(samples, *args, **kwargs):
+        conversions.append(id(samples))
+        return original(samples, *args, **kwargs)
+
+    monkeypatch.setattr(base, "to_tensor_batch", counting)
+    rng = np.random.default_rng(5)
+    policy = make_policy()
+    algo = ALGOS["ProMP"](policy, 2)
+    for _ in range(2):  # two iterations: new batches are converted, old ones dropped
+        policy.switch_to_pre_update()
+        samples = [make_samples(rng, policy) for _ in range(3)]
+        for batch in samples[:-1]:
+            algo._adapt(batch)
+        algo.optimize_policy(samples, log=False)
+        assert conversions[-3:] == [id(s) for s in samples]
+    assert len(conversions) == 6
+    assert len(algo._tensor_cache.entries) == 3

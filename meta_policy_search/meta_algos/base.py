@@ -106,6 +106,7 @@ class MAMLAlgo(tf.Module):
         self._adapt_graph = tf.function(
             self._adapt_step, reduce_retracing=True, jit_compile=self.jit_compile
         )
+        self._tensor_cache = _TensorBatchCache(self.num_inner_grad_steps + 1)
 
     @property
     def needs_adjusted_rewards(self) -> bool:
@@ -164,29 +165,51 @@ class MAMLAlgo(tf.Module):
         log_likelihood, _ = self.log_likelihood(params, batch)
         return tf.exp(log_likelihood - self.old_log_likelihood(batch))
 
-    def _mean_kl(self, params: Params, batch: TensorBatch) -> tf.Tensor:
-        """Mean ``KL(pi_old || pi_params)`` over the real steps of ``batch``, averaged over tasks."""
-        dist_info = self.policy.forward(params, batch.observations)
+    def _mean_kl(
+        self, params: Params, batch: TensorBatch, dist_info: dict[str, tf.Tensor] | None = None
+    ) -> tf.Tensor:
+        """Mean ``KL(pi_old || pi_params)`` over the real steps of ``batch``, averaged over tasks.
+
+        ``dist_info``: the policy's output for ``params`` on ``batch`` if already computed.
+        """
+        if dist_info is None:
+            dist_info = self.policy.forward(params, batch.observations)
         kl = batch.per_step(DiagonalGaussian.kl(batch.old_dist_info, dist_info))
         return tf.reduce_mean(objectives.masked_task_mean(kl, batch.mask))
 
     def inner_objective(self, params: Params, batch: TensorBatch) -> tf.Tensor:
         """Per-task inner losses ``[T]`` of type :attr:`inner_type`."""
-        log_likelihood, _ = self.log_likelihood(params, batch)
+        return self._inner_objective_and_dist_info(params, batch)[0]
+
+    def _inner_objective_and_dist_info(
+        self, params: Params, batch: TensorBatch
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        log_likelihood, dist_info = self.log_likelihood(params, batch)
         if self.inner_type == "likelihood_ratio":
-            return objectives.likelihood_ratio_objective(
+            loss = objectives.likelihood_ratio_objective(
                 log_likelihood, self.old_log_likelihood(batch), batch.advantages, batch.mask
             )
-        if self.inner_type == "log_likelihood":
-            return objectives.log_likelihood_objective(log_likelihood, batch.advantages, batch.mask)
-        return objectives.dice_objective(
-            log_likelihood, self.old_log_likelihood(batch), batch.adjusted_rewards, batch.mask
-        )
+        elif self.inner_type == "log_likelihood":
+            loss = objectives.log_likelihood_objective(log_likelihood, batch.advantages, batch.mask)
+        else:
+            loss = objectives.dice_objective(
+                log_likelihood, self.old_log_likelihood(batch), batch.adjusted_rewards, batch.mask
+            )
+        return loss, dist_info
 
     def _adapt_step(self, params: Params, batch: TensorBatch) -> Params:
-        return adapt(
-            params, self.step_sizes, lambda p: self.inner_objective(p, batch), self.first_order
-        )
+        return self._adapt_step_and_dist_info(params, batch)[0]
+
+    def _adapt_step_and_dist_info(
+        self, params: Params, batch: TensorBatch
+    ) -> tuple[Params, dict[str, tf.Tensor]]:
+        outputs: dict[str, dict[str, tf.Tensor]] = {}
+
+        def inner_loss(p: Params) -> tf.Tensor:
+            loss, outputs["dist_info"] = self._inner_objective_and_dist_info(p, batch)
+            return loss
+
+        return adapt(params, self.step_sizes, inner_loss, self.first_order), outputs["dist_info"]
 
     def adapted_params(self, inner_batches: Sequence[TensorBatch]) -> list[Params]:
         """``[theta_0, ..., theta_K]`` for ``K = len(inner_batches)``, as differentiable tensors.
@@ -194,23 +217,43 @@ class MAMLAlgo(tf.Module):
         ``theta_0`` is the shared parameters tiled over tasks and ``theta_{k+1}`` the inner step
         from ``theta_k`` on ``inner_batches[k]``.
         """
+        return self.adapted_params_and_dist_infos(inner_batches)[0]
+
+    def adapted_params_and_dist_infos(
+        self, inner_batches: Sequence[TensorBatch]
+    ) -> tuple[list[Params], list[dict[str, tf.Tensor]]]:
+        """:meth:`adapted_params` and the policy's (differentiable) ``dist_info`` of
+        ``theta_k`` on ``inner_batches[k]``, computed by the inner steps themselves: objectives
+        that need them (ProMP's inner KL) reuse that forward pass and its backward pass."""
         num_tasks = tf.shape(inner_batches[0].observations)[0]
         chain = [self.tiled_params(num_tasks)]
+        dist_infos = []
         for batch in inner_batches:
-            chain.append(self._adapt_step(chain[-1], batch))
-        return chain
+            adapted, dist_info = self._adapt_step_and_dist_info(chain[-1], batch)
+            chain.append(adapted)
+            dist_infos.append(dist_info)
+        return chain, dist_infos
 
     # ------------------------------------------------------------------------- meta-iteration
     def to_tensors(self, samples: SampleBatch) -> TensorBatch:
         """Convert a processed batch to the policy's dtype.
 
+        The last ``num_inner_grad_steps + 1`` conversions are cached by object identity: the
+        inner step (:meth:`_adapt`) and the outer step (:meth:`optimize_policy`) of one
+        iteration convert every inner batch once (issue 7). A batch must not be modified in
+        place after it was first converted.
+
         Raises:
             ValueError: if the batch was not processed, or if :attr:`needs_adjusted_rewards`
                 and it has no ``adjusted_rewards`` (process it with ``DiceSampleProcessor``).
         """
-        return to_tensor_batch(
-            samples, self.policy.dtype, require_adjusted_rewards=self.needs_adjusted_rewards
-        )
+        batch = self._tensor_cache.get(samples)
+        if batch is None:
+            batch = to_tensor_batch(
+                samples, self.policy.dtype, require_adjusted_rewards=self.needs_adjusted_rewards
+            )
+            self._tensor_cache.put(samples, batch)
+        return batch
 
     def _adapt(self, samples: SampleBatch) -> None:
         """Inner step for every task from the policy's current per-task parameters.
@@ -262,13 +305,20 @@ class MAMLAlgo(tf.Module):
         return stats
 
     # ------------------------------------------------------------ objectives shared by subclasses
-    def surrogate_meta_loss(self, batches: Sequence[TensorBatch], exploration: bool = False) -> tf.Tensor:
+    def surrogate_meta_loss(
+        self,
+        batches: Sequence[TensorBatch],
+        exploration: bool = False,
+        chain: Sequence[Params] | None = None,
+    ) -> tf.Tensor:
         """Mean over tasks of the post-update surrogate ``-mean[r A]`` (+ E-MAML's term).
 
         ``r = pi_{theta_K}(a|s) / pi_old(a|s)`` on the post-update batch, ``theta_K`` adapted from
-        the current parameters through all inner steps.
+        the current parameters through all inner steps (``chain``, from :meth:`adapted_params`
+        if not given).
         """
-        chain = self.adapted_params(batches[:-1])
+        if chain is None:
+            chain = self.adapted_params(batches[:-1])
         post = batches[-1]
         ratio = self._likelihood_ratio(chain[-1], post)
         loss = objectives.surrogate_objective(ratio, post.advantages, post.mask)
@@ -315,6 +365,27 @@ class MAMLAlgo(tf.Module):
     def post_update_kl(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
         """Mean KL(pi_old || pi_{theta_K}) over the real post-update steps of all tasks."""
         return self._mean_kl(self.adapted_params(batches[:-1])[-1], batches[-1])
+
+
+class _TensorBatchCache:
+    """The last ``size`` ``SampleBatch -> TensorBatch`` conversions, keyed by object identity.
+
+    A plain class (not a list attribute of the ``tf.Module``), so checkpoints do not track it;
+    it holds the batches themselves, so an ``id`` cannot be reused while cached.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.entries: list[tuple[SampleBatch, TensorBatch]] = []
+
+    def get(self, samples: SampleBatch) -> TensorBatch | None:
+        for cached, batch in self.entries:
+            if cached is samples:
+                return batch
+        return None
+
+    def put(self, samples: SampleBatch, batch: TensorBatch) -> None:
+        self.entries = (self.entries + [(samples, batch)])[-self.size:]
 
 
 class _VariableDict(tf.Module):

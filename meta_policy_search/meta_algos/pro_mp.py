@@ -89,11 +89,13 @@ class ProMP(MAMLAlgo):
             learning_rate=learning_rate, max_epochs=num_ppo_steps, num_minibatches=num_minibatches,
             jit_compile=self.jit_compile,
         )
-        self.optimizer.build(self.meta_variables, self.meta_loss)
-        # LossAfter and the inner KLs in one graph: they share the inner-step chain.
-        self._loss_and_inner_kls_graph = tf.function(
-            self.meta_loss_and_inner_kls, reduce_retracing=True, jit_compile=self.jit_compile
-        )
+        # LossAfter and the inner KLs share the inner-step chain, and run in the optimizer's
+        # graph after the Adam steps.
+        self.optimizer.build(self.meta_variables, self.meta_loss, stats_fn=self._after_stats)
+
+    def _after_stats(self, batches: Sequence[TensorBatch]) -> dict[str, tf.Tensor]:
+        loss, inner_kls = self.meta_loss_and_inner_kls(batches)
+        return {"LossAfter": loss, "KLInner": inner_kls}
 
     def inner_kls(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
         """``[K]``: mean over tasks of ``KL(pi_old_k || pi_{theta_k})`` on each inner batch."""
@@ -104,13 +106,16 @@ class ProMP(MAMLAlgo):
 
     def meta_loss_and_inner_kls(self, batches: Sequence[TensorBatch]) -> tuple[tf.Tensor, tf.Tensor]:
         """ProMP's outer loss and the ``[K]`` inner KLs of :meth:`inner_kls`, from one chain."""
-        chain = self.adapted_params(batches[:-1])
+        chain, dist_infos = self.adapted_params_and_dist_infos(batches[:-1])
         post = batches[-1]
         ratio = self._likelihood_ratio(chain[-1], post)
         surrogate = objectives.clipped_surrogate_objective(
             ratio, post.advantages, post.mask, self.current_clip_eps
         )
-        kls = self._inner_kls(chain, batches)
+        kls = tf.stack([
+            self._mean_kl(params, batch, dist_info)
+            for params, batch, dist_info in zip(chain[:-1], batches[:-1], dist_infos)
+        ])
         return tf.reduce_mean(surrogate) + tf.reduce_mean(self.inner_kl_coeffs * kls), kls
 
     def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
@@ -128,8 +133,8 @@ class ProMP(MAMLAlgo):
         """Run ``num_ppo_steps`` Adam steps on the meta-objective, then adapt the KL penalty."""
         batches = self._check_all_samples(all_samples_data)
         optimizer_stats = self.optimizer.optimize(batches, loss_after=False)
-        loss_after, inner_kls = self._loss_and_inner_kls_graph(batches)
-        inner_kls = inner_kls.numpy()
+        loss_after = optimizer_stats["LossAfter"]
+        inner_kls = np.asarray(optimizer_stats["KLInner"])
         stats = {
             "LossBefore": float(optimizer_stats["LossBefore"]),
             "LossAfter": float(loss_after),

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import tensorflow as tf
+
 from meta_policy_search.meta_algos.base import MAMLAlgo, check_exploration_type
+from meta_policy_search.meta_algos.batch import TensorBatch
 from meta_policy_search.optimizers import ConjugateGradientOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 
@@ -64,4 +69,11 @@ class TRPOMAML(MAMLAlgo):
             self.meta_loss,
             constraint_fn=self.post_update_kl,
             max_constraint_value=self.step_size,
+            loss_and_constraint_fn=self.meta_loss_and_kl,
         )
+
+    def meta_loss_and_kl(self, batches: Sequence[TensorBatch]) -> tuple[tf.Tensor, tf.Tensor]:
+        """:meth:`meta_loss` and :meth:`post_update_kl` from one inner-step chain."""
+        chain = self.adapted_params(batches[:-1])
+        loss = self.surrogate_meta_loss(batches, exploration=self.exploration, chain=chain)
+        return loss, self._mean_kl(chain[-1], batches[-1])

@@ -12,7 +12,6 @@ the constraint equals its bound, then shrunk by a backtracking line search.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -102,9 +101,13 @@ class ConjugateGradientOptimizer:
 
     Hessian-vector products (``hvp_approach``):
 
-    * ``'exact'``: reverse-over-reverse double backprop (nested ``tf.GradientTape``).
+    * ``'exact'``: reverse-over-reverse double backprop (nested ``tf.GradientTape``). Inside
+      :meth:`optimize` the forward pass and the first backward pass (the constraint gradient,
+      e.g. through MAML's inner steps) are recorded once per step; each product is then one
+      backward pass of that gradient with ``v`` as its output gradient, so the conjugate
+      gradient iterations do not recompute the inner-step chain (issue 7).
     * ``'forward_over_reverse'``: ``tf.autodiff.ForwardAccumulator`` over the gradient tape; same
-      value as ``'exact'``.
+      value as ``'exact'``, recomputed for every product.
     * ``'finite_difference'``: central difference of the gradient,
       ``(grad(theta + h v) - grad(theta - h v)) / (2 h)`` with
       ``h = finite_diff_eps * (1 + ||theta||) / ||v||`` (a relative step along ``v``; the original
@@ -124,9 +127,10 @@ class ConjugateGradientOptimizer:
         hvp_approach: ``'exact'``, ``'forward_over_reverse'`` or ``'finite_difference'``.
         finite_diff_eps: relative step of the finite-difference HVP, > 0.
         residual_tol: conjugate gradient stops once the squared residual falls below this.
-        jit_compile: compile the graph pieces (gradient, Hessian-vector product, loss,
-            constraint, line-search step) with XLA (``tf.function(jit_compile=True)``). The
-            conjugate gradient and line-search loops stay in Python and call them.
+        jit_compile: compile the step with XLA (``tf.function(jit_compile=True)``). The whole
+            step (gradient, conjugate gradient loop, line search, statistics) is one
+            ``tf.function`` either way, with the loops as ``tf.while_loop``: one call and one
+            host synchronisation per step (issue 7).
 
     Raises:
         ValueError: on out-of-range arguments.
@@ -174,6 +178,7 @@ class ConjugateGradientOptimizer:
         loss_fn: Callable[[Inputs], tf.Tensor],
         constraint_fn: Callable[[Inputs], tf.Tensor] | None = None,
         max_constraint_value: float | None = None,
+        loss_and_constraint_fn: Callable[[Inputs], tuple[tf.Tensor, tf.Tensor]] | None = None,
     ) -> None:
         """Set the problem and trace-once ``tf.function`` wrappers.
 
@@ -182,6 +187,10 @@ class ConjugateGradientOptimizer:
             loss_fn: ``inputs -> scalar`` loss, a pure function of the current variable values.
             constraint_fn: ``inputs -> scalar`` constraint (e.g. mean KL), same contract.
             max_constraint_value: the trust-region bound (TRPO's ``step_size``), > 0.
+            loss_and_constraint_fn: optional ``inputs -> (loss, constraint)`` returning the
+                values of ``loss_fn`` and ``constraint_fn`` from shared intermediate results
+                (e.g. one inner-step chain for both); used by :meth:`optimize` where it needs
+                both. Default: call the two functions.
 
         Raises:
             ValueError: if ``constraint_fn`` or ``max_constraint_value`` is missing or invalid.
@@ -195,19 +204,20 @@ class ConjugateGradientOptimizer:
         self._dtype = self._variables[0].dtype
         self._loss_fn = loss_fn
         self._constraint_fn = constraint_fn
+        self._loss_and_constraint_fn = loss_and_constraint_fn or (
+            lambda inputs: (loss_fn(inputs), constraint_fn(inputs))
+        )
         self.max_constraint_value = float(max_constraint_value)
-        hvp_impl = {
+        self._hvp_impl = {
             "exact": self._hvp_reverse_over_reverse,
             "forward_over_reverse": self._hvp_forward_over_reverse,
             "finite_difference": self._hvp_finite_difference,
         }[self.hvp_approach]
         compile_options = dict(reduce_retracing=True, jit_compile=self.jit_compile)
-        self._hvp_tf = tf.function(hvp_impl, **compile_options)
+        self._hvp_tf = tf.function(self._hvp_impl, **compile_options)
         self._loss_tf = tf.function(lambda inputs: loss_fn(inputs), **compile_options)
         self._constraint_tf = tf.function(lambda inputs: constraint_fn(inputs), **compile_options)
-        self._gradient_tf = tf.function(self._loss_and_gradient, **compile_options)
-        self._try_step_tf = tf.function(self._try_step, **compile_options)
-        self._assign_tf = tf.function(self._assign_flat, **compile_options)
+        self._step_tf = tf.function(self._step, **compile_options)
         self._built = True
 
     # ---------------------------------------------------------- graph pieces
@@ -228,10 +238,6 @@ class ConjugateGradientOptimizer:
             value, self._variables, unconnected_gradients=tf.UnconnectedGradients.ZERO
         )
         return value, flatten_tensors(grads)
-
-    def _loss_and_gradient(self, inputs: Inputs) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-        loss, grad = self._flat_gradient(self._loss_fn, inputs)
-        return loss, self._constraint_fn(inputs), grad
 
     def _hvp_reverse_over_reverse(self, inputs: Inputs, vector: tf.Tensor) -> tf.Tensor:
         with tf.GradientTape(watch_accessed_variables=False) as outer:
@@ -262,9 +268,89 @@ class ConjugateGradientOptimizer:
         hv = (grad_plus - grad_minus) / (2.0 * h)
         return tf.where(v_norm > 0, hv, tf.zeros_like(hv))
 
-    def _try_step(self, inputs: Inputs, flat_params: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        self._assign_flat(flat_params)
-        return self._loss_fn(inputs), self._constraint_fn(inputs)
+    def _start(
+        self, inputs: Inputs
+    ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, Callable[[tf.Tensor], tf.Tensor]]:
+        """Loss, constraint, flat loss gradient and ``v -> H v`` at the current parameters.
+
+        For ``'exact'`` the returned product reuses this forward pass and the recorded
+        constraint gradient (one backward pass per product); otherwise it is ``_hvp_impl``.
+        """
+        variables = self._variables
+        zero = tf.UnconnectedGradients.ZERO
+        exact = self.hvp_approach == "exact"
+        with tf.GradientTape(persistent=True, watch_accessed_variables=False) as outer:
+            outer.watch(variables)
+            with tf.GradientTape(persistent=True, watch_accessed_variables=False) as tape:
+                tape.watch(variables)
+                loss, constraint = self._loss_and_constraint_fn(inputs)
+            if exact:
+                constraint_grad = flatten_tensors(
+                    tape.gradient(constraint, variables, unconnected_gradients=zero)
+                )
+        grad = flatten_tensors(tape.gradient(loss, variables, unconnected_gradients=zero))
+        if not exact:
+            return loss, constraint, grad, lambda v: self._hvp_impl(inputs, v)
+
+        def hvp(vector: tf.Tensor) -> tf.Tensor:
+            hv = outer.gradient(
+                constraint_grad, variables, output_gradients=tf.stop_gradient(vector),
+                unconnected_gradients=zero,
+            )
+            return flatten_tensors(hv)
+
+        return loss, constraint, grad, hvp
+
+    def _step(self, inputs: Inputs) -> dict[str, tf.Tensor]:
+        """The whole constrained step of :meth:`optimize` as one graph."""
+        dtype = self._dtype
+        theta0 = self._flat_params()
+        loss_before, kl_before, grad, hvp = self._start(inputs)
+        reg = tf.constant(self.reg_coeff, dtype)
+
+        def damped_hvp(v: tf.Tensor) -> tf.Tensor:
+            return hvp(v) + reg * v
+
+        direction = conjugate_gradient(damped_hvp, grad, self.cg_iters, self.residual_tol)
+        curvature = tf.cast(tf.tensordot(direction, damped_hvp(direction), 1), tf.float64)
+        search = tf.logical_and(tf.math.is_finite(curvature), tf.norm(direction) > 0)
+        # The step size in float64, as the step-by-step version computed it in Python.
+        step_size = tf.sqrt(2.0 * self.max_constraint_value / (tf.abs(curvature) + 1e-8))
+        full_step = tf.cast(tf.where(search, step_size, 0.0), dtype) * direction
+        ratios = tf.constant([self.backtrack_ratio**n for n in range(self.max_backtracks)], dtype)
+        last = self.max_backtracks - 1
+        max_kl = tf.constant(self.max_constraint_value, tf.float64)
+
+        def cond(n: tf.Tensor, accepted: tf.Tensor, loss: tf.Tensor, kl: tf.Tensor) -> tf.Tensor:
+            return tf.logical_and(search, tf.logical_and(n < self.max_backtracks, ~accepted))
+
+        def body(
+            n: tf.Tensor, accepted: tf.Tensor, loss: tf.Tensor, kl: tf.Tensor
+        ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
+            self._assign_flat(theta0 - ratios[n] * full_step)
+            loss, kl = self._loss_and_constraint_fn(inputs)
+            finite = tf.logical_and(tf.math.is_finite(loss), tf.math.is_finite(kl))
+            improves = tf.logical_and(loss < loss_before, tf.cast(kl, tf.float64) <= max_kl)
+            accepted = tf.logical_and(finite, improves)
+            if self.accept_violation:
+                accepted = tf.logical_or(accepted, tf.logical_and(finite, n == last))
+            return n + 1, accepted, loss, kl
+
+        n, accepted, loss, kl = tf.while_loop(
+            cond, body, (tf.constant(0), tf.constant(False), loss_before, kl_before),
+            maximum_iterations=self.max_backtracks,
+        )
+        if not accepted:  # autograph: a tf.cond restoring theta_0
+            self._assign_flat(theta0)
+        loss_after = tf.where(accepted, loss, loss_before)
+        return {
+            "dLoss": tf.cast(loss_before, tf.float64) - tf.cast(loss_after, tf.float64),
+            "LossBefore": loss_before,
+            "LossAfter": loss_after,
+            "MeanKLBefore": kl_before,
+            "MeanKL": tf.where(accepted, kl, kl_before),
+            "NumBacktracks": tf.where(accepted, n - 1, self.max_backtracks),
+        }
 
     # ------------------------------------------------------------ public API
     def _check_built(self) -> None:
@@ -328,43 +414,8 @@ class ConjugateGradientOptimizer:
         self._check_built()
         inputs = to_tensor_nest(inputs)
         leading_dim(inputs)
-        theta0 = self._flat_params()
-        loss_before, kl_before, grad = self._gradient_tf(inputs)
-        loss_before, kl_before = float(loss_before), float(kl_before)
-        reg = tf.constant(self.reg_coeff, self._dtype)
-
-        def damped_hvp(v: tf.Tensor) -> tf.Tensor:
-            return self._hvp_tf(inputs, v) + reg * v
-
-        loss_after, kl_after, num_backtracks = loss_before, kl_before, self.max_backtracks
-        accepted = False
-        direction = conjugate_gradient(damped_hvp, grad, self.cg_iters, self.residual_tol)
-        curvature = float(tf.tensordot(direction, damped_hvp(direction), 1))
-        if math.isfinite(curvature) and float(tf.norm(direction)) > 0:
-            step_size = math.sqrt(2.0 * self.max_constraint_value / (abs(curvature) + 1e-8))
-            full_step = tf.cast(step_size, self._dtype) * direction
-            for n in range(self.max_backtracks):
-                ratio = tf.constant(self.backtrack_ratio**n, self._dtype)
-                loss, kl = self._try_step_tf(inputs, theta0 - ratio * full_step)
-                loss, kl = float(loss), float(kl)
-                finite = math.isfinite(loss) and math.isfinite(kl)
-                if finite and loss < loss_before and kl <= self.max_constraint_value:
-                    accepted = True
-                elif finite and self.accept_violation and n == self.max_backtracks - 1:
-                    accepted = True
-                if accepted:
-                    loss_after, kl_after, num_backtracks = loss, kl, n
-                    break
-        if not accepted:
-            self._assign_tf(theta0)
-        return {
-            "LossBefore": loss_before,
-            "LossAfter": loss_after,
-            "MeanKLBefore": kl_before,
-            "MeanKL": kl_after,
-            "dLoss": loss_before - loss_after,
-            "NumBacktracks": float(num_backtracks),
-        }
+        stats = self._step_tf(inputs)
+        return {key: float(value) for key, value in stats.items()}
 
     def checkpoint_state(self) -> dict[str, tf.Module | tf.Variable]:
         """Trackables for ``tf.train.Checkpoint``: none, the TRPO step keeps no state.

@@ -29,9 +29,13 @@ class MAMLFirstOrderOptimizer:
                 loss = loss_fn(inputs[minibatch]); Adam step on grad loss
             if tolerance is set and |epoch loss change| < tolerance: stop
 
-    Each Adam step (gather, loss, gradient, update) is one ``tf.function`` traced once per
-    minibatch shape. ``loss_fn`` may read other ``tf.Variable`` objects (e.g. ProMP's KL
-    coefficients): new values are used on the next call without retracing.
+    With one minibatch and no ``tolerance`` (ProMP's and VPG-MAML's configuration) all
+    ``max_epochs`` Adam steps, and the optional ``stats_fn`` after them, run as one
+    ``tf.function`` with the loop inside the graph: one call and one host synchronisation per
+    :meth:`optimize` (issue 7). Otherwise each Adam step (gather, loss, gradient, update) is one
+    ``tf.function`` traced once per minibatch shape. ``loss_fn`` may read other ``tf.Variable``
+    objects (e.g. ProMP's KL coefficients): new values are used on the next call without
+    retracing.
 
     Args:
         learning_rate: Adam step size.
@@ -85,6 +89,7 @@ class MAMLFirstOrderOptimizer:
         loss_fn: Callable[[Inputs], tf.Tensor],
         constraint_fn: Callable[[Inputs], tf.Tensor] | None = None,
         max_constraint_value: float | None = None,
+        stats_fn: Callable[[Inputs], dict[str, tf.Tensor]] | None = None,
     ) -> None:
         """Create the Adam slots and the ``tf.function`` step.
 
@@ -93,6 +98,9 @@ class MAMLFirstOrderOptimizer:
             loss_fn: ``inputs -> scalar`` loss, a pure function of the current variable values.
             constraint_fn: unused (accepted for a common optimizer interface); must be ``None``.
             max_constraint_value: unused; must be ``None``.
+            stats_fn: optional ``inputs -> {name: tensor}`` evaluated on the full batch after
+                the last step (e.g. ProMP's ``LossAfter`` and inner KLs); its values are added
+                to :meth:`optimize`'s result as numpy arrays.
 
         Raises:
             ValueError: if a constraint is given or ``variables`` are invalid.
@@ -104,9 +112,12 @@ class MAMLFirstOrderOptimizer:
             )
         self._variables = check_variables(variables)
         self._loss_fn = loss_fn
+        self._stats_fn = stats_fn
         self._adam.build(self._variables)
         compile_options = dict(reduce_retracing=True, jit_compile=self.jit_compile)
         self._step_tf = tf.function(self._step, **compile_options)
+        self._epochs_tf = tf.function(self._epochs, **compile_options)
+        self._stats_tf = tf.function(self._stats, **compile_options)
         self._loss_tf = tf.function(lambda inputs: loss_fn(inputs), **compile_options)
         self._built = True
 
@@ -115,16 +126,30 @@ class MAMLFirstOrderOptimizer:
         """The underlying :class:`Adam` (its ``learning_rate`` variable may be reassigned)."""
         return self._adam
 
-    def _step(self, inputs: Inputs, indices: tf.Tensor) -> tf.Tensor:
-        batch = tf.nest.map_structure(
-            lambda x: x if x is None else tf.gather(x, indices, axis=0), inputs
-        )
+    def _full_batch_step(self, batch: Inputs) -> tf.Tensor:
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(self._variables)
             loss = self._loss_fn(batch)
         grads = tape.gradient(loss, self._variables)
         self._adam.apply_gradients(zip(grads, self._variables))
         return loss
+
+    def _step(self, inputs: Inputs, indices: tf.Tensor) -> tf.Tensor:
+        batch = tf.nest.map_structure(
+            lambda x: x if x is None else tf.gather(x, indices, axis=0), inputs
+        )
+        return self._full_batch_step(batch)
+
+    def _stats(self, inputs: Inputs) -> dict[str, tf.Tensor]:
+        return {} if self._stats_fn is None else dict(self._stats_fn(inputs))
+
+    def _epochs(self, inputs: Inputs) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """``max_epochs`` full-batch steps in a graph loop; their losses and ``stats_fn``."""
+        dtype = self._variables[0].dtype
+        losses = tf.TensorArray(dtype, size=self.max_epochs)
+        for epoch in tf.range(self.max_epochs):
+            losses = losses.write(epoch, tf.cast(self._full_batch_step(inputs), dtype))
+        return losses.stack(), self._stats(inputs)
 
     def _check_built(self) -> None:
         if not self._built:
@@ -142,7 +167,7 @@ class MAMLFirstOrderOptimizer:
         self._check_built()
         return float(self._loss_tf(to_tensor_nest(inputs)))
 
-    def optimize(self, inputs: Inputs, *, loss_after: bool = True) -> dict[str, float]:
+    def optimize(self, inputs: Inputs, *, loss_after: bool = True) -> dict[str, float | np.ndarray]:
         """Run ``max_epochs`` epochs of Adam steps, updating the variables in place.
 
         Args:
@@ -151,7 +176,8 @@ class MAMLFirstOrderOptimizer:
                 pass); if ``False``, ``LossAfter`` is left out of the result.
 
         Returns:
-            ``LossBefore`` (full-batch loss before the first step) and ``LossAfter``.
+            ``LossBefore`` (full-batch loss before the first step) and ``LossAfter`` (floats),
+            plus the values of ``stats_fn`` (numpy arrays).
 
         Raises:
             ValueError: if not built, the inputs lack a common leading axis or have fewer tasks
@@ -164,6 +190,17 @@ class MAMLFirstOrderOptimizer:
             raise ValueError(
                 f"num_minibatches={self.num_minibatches} exceeds the {num_tasks} tasks in inputs"
             )
+        if self.num_minibatches == 1 and self.tolerance is None:
+            losses, extra = self._epochs_tf(inputs)
+            losses = losses.numpy()
+            if self.verbose:
+                for epoch, loss in enumerate(losses):
+                    _log.info("epoch %d: mean minibatch loss %.6g", epoch, loss)
+            stats: dict[str, float | np.ndarray] = {"LossBefore": float(losses[0])}
+            if loss_after:
+                stats["LossAfter"] = float(self._loss_tf(inputs))
+            stats.update({key: value.numpy() for key, value in extra.items()})
+            return stats
         if self.num_minibatches == 1:
             loss_before = None  # the first full-batch step reports it for free
         else:
@@ -191,6 +228,7 @@ class MAMLFirstOrderOptimizer:
         stats = {"LossBefore": loss_before}
         if loss_after:
             stats["LossAfter"] = float(self._loss_tf(inputs))
+        stats.update({key: value.numpy() for key, value in self._stats_tf(inputs).items()})
         return stats
 
     def checkpoint_state(self) -> dict[str, tf.Module | tf.Variable]:
