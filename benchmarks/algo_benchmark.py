@@ -35,7 +35,6 @@ Writes ``benchmarks/results/algo_steps.json`` and ``algo_steps.md`` (``--quick``
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -51,7 +50,7 @@ import tensorflow as tf
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.machine_info import machine_info  # noqa: E402
+from benchmarks.machine_info import machine_info, write_results  # noqa: E402
 from meta_policy_search.meta_algos import DICEMAML, TRPOMAML, VPGMAML, MAMLAlgo, ProMP  # noqa: E402
 from meta_policy_search.policies import MetaGaussianMLPPolicy  # noqa: E402
 from meta_policy_search.types import SampleBatch  # noqa: E402
@@ -414,11 +413,7 @@ def main() -> None:
         "rows": rows,
         "to_tensors_seconds": conversion,
     }
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    stem = "algo_steps_quick" if args.quick else "algo_steps"
-    (args.output_dir / f"{stem}.json").write_text(json.dumps(result, indent=2, default=float) + "\n")
-    write_markdown(args.output_dir / f"{stem}.md", result)
-    print(f"wrote {args.output_dir / stem}.json and .md")
+    write_results(args.output_dir, "algo_steps_quick" if args.quick else "algo_steps", result, write_markdown)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,6 @@ the load averages recorded with the results. Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
 import statistics
@@ -52,7 +51,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "experiments"))
 
-from benchmarks.machine_info import machine_info  # noqa: E402
+from benchmarks.machine_info import machine_info, write_results  # noqa: E402
 
 ALGOS = {
     # name: (run script module, algo name of run_experiment / paper_configs.json)
@@ -303,11 +302,7 @@ def main() -> None:
     machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     result = {"quick": args.quick, "iterations": iterations, "machine": machine,
               "mj_step": raw, "runs": runs, "retrace": retrace}
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    stem = "iteration_quick" if args.quick else "iteration"
-    (args.output_dir / f"{stem}.json").write_text(json.dumps(result, indent=2, default=float) + "\n")
-    write_markdown(args.output_dir / f"{stem}.md", result)
-    print(f"wrote {args.output_dir / stem}.json and .md")
+    write_results(args.output_dir, "iteration_quick" if args.quick else "iteration", result, write_markdown)
 
 
 if __name__ == "__main__":

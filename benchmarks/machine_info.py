@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import platform
+from collections.abc import Callable
+from pathlib import Path
 
 
 def machine_info(**versions: str) -> dict:
@@ -35,3 +38,13 @@ def machine_info(**versions: str) -> dict:
         "platform": platform.platform(),
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
     }
+
+
+def write_results(
+    output_dir: Path, stem: str, result: dict, write_markdown: Callable[[Path, dict], None]
+) -> None:
+    """Write ``result`` to ``output_dir/stem.json`` and, with ``write_markdown``, ``stem.md``."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / f"{stem}.json").write_text(json.dumps(result, indent=2, default=float) + "\n")
+    write_markdown(output_dir / f"{stem}.md", result)
+    print(f"wrote {output_dir / stem}.json and .md")

@@ -33,7 +33,6 @@ configuration on every env. Writes ``benchmarks/results/sampling.json`` and ``sa
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import os
 import sys
@@ -48,7 +47,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.machine_info import machine_info  # noqa: E402
+from benchmarks.machine_info import machine_info, write_results  # noqa: E402
 from meta_policy_search.envs import make_env, normalize  # noqa: E402
 from meta_policy_search.envs.registry import (  # noqa: E402
     MUJOCO_ENV_CLASS_NAMES,
@@ -359,11 +358,7 @@ def main() -> None:
                      f"({run['ratio_per_env']:.2f})" if "per_env" in run else "")
                   + f"; 1-core CPU ratio {run['cpu_ratio_1core']:.2f}", flush=True)
     result["load_average_after"] = list(os.getloadavg())
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    stem = "sampling_quick" if args.quick else "sampling"
-    (args.output_dir / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
-    write_markdown(args.output_dir / f"{stem}.md", result)
-    print(f"wrote {args.output_dir / stem}.json and .md")
+    write_results(args.output_dir, "sampling_quick" if args.quick else "sampling", result, write_markdown)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from meta_policy_search.envs.point_envs import (
     MetaPointEnvWalls,
     PointEnvRandGoal,
 )
+from meta_policy_search.envs.registry import MUJOCO_ENV_CLASS_NAMES
 
 POINT_ENVS = {
     "PointEnvRandGoal": PointEnvRandGoal,
@@ -29,20 +30,7 @@ POINT_ENVS = {
     "MetaPointEnvWalls-dense_squared": lambda: MetaPointEnvWalls(reward_type="dense_squared"),
 }
 
-MUJOCO_ENV_NAMES = (
-    "HalfCheetahRandDirecEnv",
-    "HalfCheetahRandVelEnv",
-    "AntRandDirecEnv",
-    "AntRandDirec2DEnv",
-    "AntRandGoalEnv",
-    "HumanoidRandDirecEnv",
-    "HumanoidRandDirec2DEnv",
-    "Walker2DRandDirecEnv",
-    "Walker2DRandVelEnv",
-    "SwimmerRandVelEnv",
-    "HopperRandParamsEnv",
-    "Walker2DRandParamsEnv",
-)
+MUJOCO_ENV_NAMES = MUJOCO_ENV_CLASS_NAMES
 
 
 def assert_twins_agree(env, num_envs: int, num_steps: int, seed: int = 0, action_scale=1.3):
