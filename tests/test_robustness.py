@@ -45,7 +45,11 @@ def read_rows(run_dir) -> list[dict]:
 
 
 def nan_reward_at(monkeypatch, step_numbers: set[int]) -> None:
-    """Make the point env return a NaN reward at the given (1-based) env steps of the process."""
+    """Make the point env return a NaN reward at the given (1-based) env steps of the process.
+
+    The samplers then step the env copies one at a time (no batched implementation), so the
+    patched ``step`` is what they call.
+    """
     original = PointEnvRandGoal.step
     counter = {"n": 0}
 
@@ -57,6 +61,7 @@ def nan_reward_at(monkeypatch, step_numbers: set[int]) -> None:
         return obs, reward, terminated, truncated, info
 
     monkeypatch.setattr(PointEnvRandGoal, "step", step)
+    monkeypatch.setattr(PointEnvRandGoal, "make_batched", lambda self, num_envs: None)
 
 
 # ---------------------------------------------------------------------------- 9.2 NaN / inf
