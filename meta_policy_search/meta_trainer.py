@@ -230,8 +230,9 @@ class Trainer:
         if self._rejected_in_a_row >= self.max_nonfinite_outer_steps:
             raise NonFiniteError(
                 f"{message}; stopping after {self.max_nonfinite_outer_steps} rejected outer steps "
-                "in a row. The checkpoint of the last good iteration is intact; lower the "
-                "learning rate or check the env's rewards and observations, then --resume"
+                "in a row. The checkpoint of the last good iteration is intact: after fixing the "
+                "env's rewards or observations, --resume continues from it; a smaller "
+                "--learning_rate needs a new run (it cannot change on --resume)"
             )
         return {key: value for key, value in algo_stats.items() if key not in bad_stats}
 
