@@ -51,6 +51,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "experiments"))
 
+from benchmarks.algo_benchmark import tracing_counts  # noqa: E402
 from benchmarks.machine_info import machine_info, write_results  # noqa: E402
 
 ALGOS = {
@@ -100,16 +101,6 @@ def build_trainer(algo_key: str, flags: list[str], seed: int = 1) -> Any:
         num_inner_grad_steps=config.num_inner_grad_steps, checkpoint_dir=None,
     )
     return trainer, config
-
-
-def tracing_counts(algo: Any) -> dict[str, int]:
-    """Number of traces of every ``tf.function`` of the algorithm and its optimizer."""
-    counts = {}
-    for owner_name, owner in (("algo", algo), ("optimizer", getattr(algo, "optimizer", None))):
-        for key, value in vars(owner).items() if owner is not None else ():
-            if hasattr(value, "experimental_get_tracing_count"):
-                counts[f"{owner_name}.{key}"] = int(value.experimental_get_tracing_count())
-    return counts
 
 
 def run_iterations(trainer: Any, num_iterations: int) -> list[dict[str, float]]:
