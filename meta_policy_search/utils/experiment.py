@@ -254,6 +254,7 @@ def run_experiment(
     make_algo: Callable[[Any, Any], Any],
     make_sample_processor: Callable[[Any], Any] = build_sample_processor,
     argv: Sequence[str] | None = None,
+    make_callbacks: Callable[[Any], Sequence[Any]] | None = None,
 ) -> str:
     """Parse the command line, build everything, train, and return the run directory.
 
@@ -265,6 +266,8 @@ def run_experiment(
         make_algo: ``make_algo(config, policy)`` returns the meta-algorithm.
         make_sample_processor: ``make_sample_processor(config)`` returns the processor.
         argv: command-line arguments (default ``sys.argv[1:]``).
+        make_callbacks: ``make_callbacks(config)`` returns the Trainer's ``callbacks`` (e.g.
+            :class:`~meta_policy_search.gradient_variance.GradientVarianceCallback`).
 
     Returns:
         The run directory (``config.dump_path``). ``--resume`` of a run that already completed
@@ -324,6 +327,7 @@ def run_experiment(
         num_inner_grad_steps=config.num_inner_grad_steps,
         checkpoint_dir=checkpoint_dir,
         max_nonfinite_outer_steps=config.max_nonfinite_outer_steps,
+        callbacks=make_callbacks(config) if make_callbacks is not None else (),
     )
     if resume:
         start_itr = trainer.restore()

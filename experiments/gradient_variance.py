@@ -1,0 +1,175 @@
+"""The ProMP paper's gradient-variance study (section 7.2): LVC vs DiCE meta-gradient noise.
+
+Usage::
+
+    # train with measurements (resumable: rerun the same command)
+    python experiments/gradient_variance.py run --algo lvc_vpg --seed 22 --timesteps 1e7 \\
+        --out data/gradient_variance
+    python experiments/gradient_variance.py run --algo dice_maml --seed 22 --timesteps 1e7 \\
+        --out data/gradient_variance
+    # compare with the paper's figure
+    python experiments/gradient_variance.py plot data/gradient_variance
+
+``run`` trains one algorithm of the registry (``algorithms.py``) on ``--env`` (default
+``HalfCheetahRandDirecEnv``) with its paper config and the study's batch (``meta_batch_size``
+20, ``rollouts_per_meta_task`` 40, as in ``paper_configs.md``), into
+``OUT/<algo>/<env>/seed_<s>``. Every ``--every`` iterations (and after the last) it re-samples
+the inner-step chain ``--rounds`` times on that iteration's tasks and appends
+``Meta-GradientRStd`` (:mod:`meta_policy_search.gradient_variance`) to the run's
+``gradient_variance.csv``; ``progress.csv`` holds the usual learning curves. Arguments after
+``--`` go to the run script. The paper measured every iteration with 10 rounds; measuring every
+few iterations gives the same curve at a fraction of the sampling.
+
+``plot`` reads every ``gradient_variance.csv`` below the given directories and writes
+``gradient_variance.png`` (RStd against timesteps as the paper counts them, per algorithm,
+mean over seeds, with the paper's values from ``paper_reference.csv`` as points) and
+``gradient_variance.md`` (ours against the paper at its timesteps) into the first directory,
+or ``--output``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import glob
+import json
+import os
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+from algorithms import algorithm_for_params, get_algorithm
+from launch import split_passthrough_args
+from reproduce import has_checkpoint, plan_run
+
+from meta_policy_search.gradient_variance import CSV_NAME
+from meta_policy_search.utils.paper import load_paper_reference
+
+STUDY_FLAGS = ("--meta_batch_size", "20", "--rollouts_per_meta_task", "40")
+"""The study's batch (paper section 7.2), before the user's arguments (which win)."""
+
+
+def run(args: argparse.Namespace, passthrough: Sequence[str]) -> str:
+    """Train one run with measurements; return its directory."""
+    from meta_policy_search.gradient_variance import GradientVarianceCallback
+    from meta_policy_search.utils.experiment import run_experiment
+
+    algo = get_algorithm(args.algo)
+    run_dir = os.path.abspath(os.path.join(args.out, algo.name, args.env, f"seed_{args.seed}"))
+    planned = plan_run(algo, args.env, args.seed, run_dir, args.timesteps,
+                       [*STUDY_FLAGS, *passthrough])
+    config_cls, make_algo, make_processor = algo.load()
+    argv = [*planned.args, "--dump_path", run_dir,
+            *(["--resume"] if has_checkpoint(run_dir) else [])]
+    return run_experiment(
+        config_cls, algo.run_name, make_algo, make_processor, argv=argv,
+        make_callbacks=lambda config: [GradientVarianceCallback(
+            config.dump_path, args.every, args.rounds, config.n_itr)],
+    )
+
+
+def collect(directories: Sequence[str]) -> dict[tuple[str, str], list[dict[str, np.ndarray]]]:
+    """``(legend, env)`` -> one ``{'n_timesteps', 'rstd'}`` array pair per run below ``directories``."""
+    curves: dict[tuple[str, str], list[dict[str, np.ndarray]]] = defaultdict(list)
+    for directory in directories:
+        pattern = os.path.join(directory, "**", CSV_NAME)
+        for path in sorted(glob.glob(pattern, recursive=True)):
+            with open(os.path.join(os.path.dirname(path), "params.json"), encoding="utf-8") as f:
+                params = json.load(f)
+            algorithm = algorithm_for_params(params)
+            with open(path, newline="") as f:
+                rows = list(csv.DictReader(f))
+            if algorithm is None or not rows:
+                continue
+            curves[algorithm.legend, params["env"]].append({
+                "n_timesteps": np.array([float(r["n_timesteps"]) for r in rows]),
+                "rstd": np.array([float(r["Meta-GradientRStd"]) for r in rows]),
+            })
+    return curves
+
+
+def nearest(curve: dict[str, np.ndarray], timesteps: float) -> float:
+    """The curve's value at the measurement nearest to ``timesteps``."""
+    return float(curve["rstd"][np.argmin(np.abs(curve["n_timesteps"] - timesteps))])
+
+
+def plot(directories: Sequence[str], output: str | None) -> tuple[str, str]:
+    """Write the figure and the comparison table; return their paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curves = collect(directories)
+    if not curves:
+        raise SystemExit(f"no {CSV_NAME} with a known algorithm below {', '.join(directories)}")
+    reference = [p for p in load_paper_reference() if p.figure == "fig3"]
+    out_dir = output or directories[0]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    lines = ["| algorithm | env | timesteps | ours (mean over seeds) | seeds | paper |",
+             "|---|---|---:|---:|---:|---:|"]
+    for index, ((legend, env), runs) in enumerate(sorted(curves.items())):
+        color = f"C{index}"
+        for k, curve in enumerate(runs):
+            ax.plot(curve["n_timesteps"], curve["rstd"], color=color, alpha=0.8,
+                    label=f"{legend} (ours)" if k == 0 else None)
+        points = [p for p in reference if p.algorithm == legend and p.env == env]
+        if points:
+            ax.errorbar([p.timesteps for p in points], [p.value for p in points],
+                        yerr=[p.precision for p in points], fmt="o", color=color,
+                        label=f"{legend} (paper)")
+        for point in points:
+            reached = [c for c in runs if c["n_timesteps"].max() >= 0.9 * point.timesteps]
+            if reached:
+                values = [nearest(c, point.timesteps) for c in reached]
+                lines.append(f"| {legend} | {env} | {point.timesteps:.0e} | "
+                             f"{np.mean(values):.1f} | {len(values)} | "
+                             f"{point.value:g} +- {point.precision:g} |")
+        last = [float(c["rstd"][-1]) for c in runs]
+        steps = min(float(c["n_timesteps"][-1]) for c in runs)
+        lines.append(f"| {legend} | {env} | {steps:.2g} (last) | {np.mean(last):.1f} | "
+                     f"{len(last)} | |")
+    ax.set_xlabel("timesteps")
+    ax.set_ylabel("Meta-GradientRStd")
+    ax.set_title("Meta-gradient relative std over sampling rounds")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    png = os.path.join(out_dir, "gradient_variance.png")
+    fig.savefig(png, dpi=120)
+    table = os.path.join(out_dir, "gradient_variance.md")
+    with open(table, "w", encoding="utf-8") as f:
+        f.write("# Meta-gradient relative std: ours vs the paper (fig. 3)\n\n" + "\n".join(lines)
+                + "\n")
+    return png, table
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse the command line and run or plot."""
+    own, passthrough = split_passthrough_args(list(sys.argv[1:] if argv is None else argv))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    run_parser = commands.add_parser("run", help="train one run with measurements")
+    run_parser.add_argument("--algo", required=True, help="registry name, e.g. lvc_vpg, dice_maml")
+    run_parser.add_argument("--env", default="HalfCheetahRandDirecEnv")
+    run_parser.add_argument("--seed", type=int, default=22)
+    run_parser.add_argument("--timesteps", type=float, default=1e7,
+                            help="train to this many env steps, counted as in the paper")
+    run_parser.add_argument("--every", type=int, default=12, help="iterations between measurements")
+    run_parser.add_argument("--rounds", type=int, default=10, help="sampling rounds per measurement")
+    run_parser.add_argument("--out", required=True, help="grid directory")
+    plot_parser = commands.add_parser("plot", help="figure and table from finished runs")
+    plot_parser.add_argument("directories", nargs="+")
+    plot_parser.add_argument("--output", help="directory for the figure and table")
+    args = parser.parse_args(own)
+    if args.command == "run":
+        if args.every < 1 or args.rounds < 2:
+            parser.error(f"--every must be >= 1 and --rounds >= 2, got {args.every}, {args.rounds}")
+        print(run(args, passthrough))
+    else:
+        for path in plot(args.directories, args.output):
+            print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
