@@ -33,7 +33,8 @@ Usage::
    each reference timestep that the runs reach.
 
 This process never imports TensorFlow: rerunning the command on a finished grid only redraws the
-comparison. Ctrl-C stops the runs; rerunning the command resumes them.
+comparison; ``--compare_only`` redraws it from whatever the runs have logged so far, running
+nothing. Ctrl-C stops the runs; rerunning the command resumes them.
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{sum(s == 'resume' for s in todo.values())} to resume, "
           f"{sum(s == 'start' for s in todo.values())} to start", flush=True)
     failed: list[Run] = []
-    if todo:
+    if todo and not args.compare_only:
         launcher = (RayLauncher(args.ray_address, args.cpus_per_run, OUTPUT_NAME)
                     if args.ray_address else LocalLauncher(args.n_concurrent, OUTPUT_NAME))
         slots = None if args.ray_address else args.n_concurrent  # Ray: as many as it runs
@@ -171,6 +172,9 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
     parser.add_argument("--cpus_per_run", type=float, default=1.0, help="CPUs Ray reserves per run")
     parser.add_argument("--status_every", type=float, default=60.0,
                         help="seconds between progress lines")
+    parser.add_argument("--compare_only", action="store_true",
+                        help="start or resume nothing: redraw the comparison from what the runs "
+                        "have logged so far (also while they run)")
     args = parser.parse_args(argv)
     if args.n_concurrent < 1:
         parser.error(f"--n_concurrent must be at least 1, got {args.n_concurrent}")

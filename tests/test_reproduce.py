@@ -259,3 +259,19 @@ def test_a_finished_grid_does_not_import_tensorflow(tmp_path):
                             env=env, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 finished, 0 to resume, 0 to start" in result.stdout
+
+
+def test_compare_only_draws_unfinished_runs_and_launches_nothing(tmp_path, monkeypatch, capsys):
+    (run,) = reproduce.plan_runs(["promp"], ["PointEnvRandGoal"], [1], 400, str(tmp_path), TINY)
+    fake_run(run.run_dir, run.params, [-30.0, -20.0], 40)  # 2 of its 10 iterations, no done.json
+    fake_reference = [ReferencePoint("figX", "PointEnvRandGoal", "ProMP", "Step_1-AverageReturn",
+                                     60.0, -2.0, 1.0)]
+    monkeypatch.setattr(reproduce, "load_paper_reference", lambda: fake_reference)
+    monkeypatch.setattr(reproduce, "LocalLauncher", NoLauncher)
+    argv = ["--algos", "promp", "--envs", "PointEnvRandGoal", "--seeds", "1", "--timesteps",
+            "400", "--out", str(tmp_path), "--compare_only", "--", *TINY]
+    assert reproduce.main(argv) == 0
+    assert "0 finished, 0 to resume, 1 to start" in capsys.readouterr().out
+    with open(os.path.join(str(tmp_path), "reproduction.md")) as f:
+        assert "| PointEnvRandGoal | ProMP | figX | Step_1-AverageReturn | 60 |" in f.read()
+    assert not os.path.exists(os.path.join(run.run_dir, "done.json"))
