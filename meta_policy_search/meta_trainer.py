@@ -165,6 +165,7 @@ class Trainer:
         inner_start = time.time()
         for step in range(self.num_inner_grad_steps + 1):
             prefix = f"Step_{step}-"
+            logger.logkv(prefix + "AveragePolicyStd", _average_policy_std(self.policy))
 
             t0 = time.time()
             paths = self.sampler.obtain_samples(log=True, log_prefix=prefix)
@@ -198,6 +199,8 @@ class Trainer:
         logger.logkv("Time-InnerStep", inner_step_time)
         logger.logkv("Time-TotalInner", total_inner_time)
         logger.logkv("Time-OuterStep", outer_time)
+        # The original's name for the outer step and its logging, kept for its plotting scripts.
+        logger.logkv("Time-MAMLSteps", time.time() - t0)
         return stats
 
     def _guarded_outer_step(self, all_samples_data: list[Any], itr: int) -> dict[str, Any]:
@@ -378,6 +381,13 @@ def _all_finite(value: Any) -> bool:
         return True
     array = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
     return not np.issubdtype(array.dtype, np.inexact) or bool(np.all(np.isfinite(array)))
+
+
+def _average_policy_std(policy: Any) -> float:
+    """Mean action standard deviation of the policies that sample next, over tasks and dims."""
+    sampling_policy = policy.get_sampling_policy()
+    log_std = np.maximum(sampling_policy.params["log_std"], sampling_policy.min_log_std)
+    return float(np.mean(np.exp(log_std)))
 
 
 def _average_return(paths: Any) -> float:

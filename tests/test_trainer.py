@@ -122,6 +122,13 @@ class FakePolicy:
     def get_params(self) -> dict:
         return self.params
 
+    def get_sampling_policy(self):
+        """Per-task log stds whose mean std (1.875) differs from exp(mean log std) (1.414)."""
+        from types import SimpleNamespace
+
+        log_std = np.log(np.array([[0.5, 1.0], [2.0, 4.0]], np.float32))
+        return SimpleNamespace(params={"log_std": log_std}, min_log_std=float(np.log(1e-6)))
+
 
 class FakeEnv:
     def __init__(self, seed: int = 0) -> None:
@@ -206,6 +213,9 @@ def test_progress_csv_keys_and_cumulative_timesteps(log_dir, capsys):
     assert [int(r["n_timesteps_real"]) for r in rows] == cumulative.tolist()
     assert trainer.n_timesteps_real == sum(steps)
     assert [float(r["LossAfter"]) for r in rows] == [1.0, 2.0, 3.0]
+    # The original's keys: the policies' mean action std per step, and the outer step's time.
+    assert all(float(r["Step_1-AveragePolicyStd"]) == pytest.approx(1.875) for r in rows)
+    assert all(float(r["Time-MAMLSteps"]) >= float(r["Time-OuterStep"]) for r in rows)
     # Step_1 return: rewards equal the call number (2 in itr 0) on each real step; the average
     # is over the T x R real episodes, not the padded ones.
     mask_steps_call2 = steps[1]
