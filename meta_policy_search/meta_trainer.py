@@ -277,7 +277,9 @@ class Trainer:
             state["env_task_rng"] = task_rng.bit_generator.state
         return state
 
-    def save(self, itr: int) -> str:
+    def save(
+        self, itr: int, checkpoint_dir: str | None = None, extra_state: dict[str, Any] | None = None
+    ) -> str:
         """Atomically checkpoint everything needed to continue after iteration ``itr``.
 
         Saved: the algorithm's ``checkpoint_state()`` (policy, step sizes, optimizer), the
@@ -286,16 +288,21 @@ class Trainer:
 
         Args:
             itr: the iteration just completed.
+            checkpoint_dir: defaults to the Trainer's ``checkpoint_dir``.
+            extra_state: picklable entries added to the checkpoint's side state (e.g. the
+                metric of :class:`~meta_policy_search.best_checkpoint.BestCheckpointCallback`).
 
         Returns:
             The checkpoint directory written.
 
         Raises:
-            ValueError: if the Trainer has no ``checkpoint_dir``.
+            ValueError: if neither ``checkpoint_dir`` nor the Trainer's is set.
         """
-        if self.checkpoint_dir is None:
+        checkpoint_dir = checkpoint_dir or self.checkpoint_dir
+        if checkpoint_dir is None:
             raise ValueError("Trainer.save needs a checkpoint_dir, got None")
-        return save_checkpoint(self.checkpoint_dir, itr, self._trackables(), self._side_state())
+        state = {**self._side_state(), **(extra_state or {})}
+        return save_checkpoint(checkpoint_dir, itr, self._trackables(), state)
 
     def restore(self, checkpoint_dir: str | None = None) -> int:
         """Load the newest checkpoint and continue after its iteration.

@@ -248,6 +248,20 @@ class ConfigExit(SystemExit):
         return self.message
 
 
+def build_callbacks(
+    config: Any, make_callbacks: Callable[[Any], Sequence[Any]] | None = None
+) -> tuple[Any, ...]:
+    """The Trainer's callbacks: the script's (``make_callbacks(config)``), then a
+    :class:`~meta_policy_search.best_checkpoint.BestCheckpointCallback` if ``--keep_best``."""
+    from meta_policy_search.best_checkpoint import BestCheckpointCallback, best_checkpoint_dir
+
+    callbacks = tuple(make_callbacks(config)) if make_callbacks is not None else ()
+    if config.keep_best is not None:
+        best_dir = best_checkpoint_dir(config.dump_path)
+        callbacks += (BestCheckpointCallback(config.keep_best, best_dir),)
+    return callbacks
+
+
 def run_experiment(
     config_cls: type,
     algo_name: str,
@@ -327,7 +341,7 @@ def run_experiment(
         num_inner_grad_steps=config.num_inner_grad_steps,
         checkpoint_dir=checkpoint_dir,
         max_nonfinite_outer_steps=config.max_nonfinite_outer_steps,
-        callbacks=make_callbacks(config) if make_callbacks is not None else (),
+        callbacks=build_callbacks(config, make_callbacks),
     )
     if resume:
         start_itr = trainer.restore()

@@ -36,7 +36,7 @@ algorithm's name and the paper-config entry that was applied
 
 RESUME_CHANGEABLE = frozenset({
     "n_itr", "dump_path", "log_formats", "parallel", "executor", "n_parallel", "ray_address",
-    "sampler_timeout", "nonfinite_samples", "max_nonfinite_outer_steps",
+    "sampler_timeout", "nonfinite_samples", "max_nonfinite_outer_steps", "keep_best",
 })
 """Fields a ``--resume`` may change: they do not alter the results of the iterations already
 run (the executors return identical samples). Any other difference from the run's
@@ -123,6 +123,10 @@ class MetaRLConfig:
     max_nonfinite_outer_steps: int = 3
     """An outer step producing a non-finite loss or parameter is undone (``RejectedOuterSteps``);
     after this many in a row the run stops with an error."""
+    keep_best: str | None = None
+    """Also keep the checkpoint of the iteration with the highest value of this return
+    (``Step_k-AverageReturn``, ``k <= num_inner_grad_steps``) in ``RUN_DIR/checkpoints_best``,
+    for ``meta_test.py --checkpoint best`` (the MAML paper evaluated its best iterate)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -302,6 +306,9 @@ def _cross_field_errors(config: Any) -> list[str]:
             f"--envs_per_task {config.envs_per_task}: must be at most --rollouts_per_meta_task "
             f"({config.rollouts_per_meta_task})"
         )
+    returns = [f"Step_{k}-AverageReturn" for k in range(config.num_inner_grad_steps + 1)]
+    if config.keep_best is not None and config.keep_best not in returns:
+        errors.append(f"--keep_best {config.keep_best}: must be one of {', '.join(returns)}")
     if config.n_parallel is not None and config.n_parallel > config.meta_batch_size:
         errors.append(
             f"--n_parallel {config.n_parallel}: must be at most --meta_batch_size "
