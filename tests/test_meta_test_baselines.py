@@ -22,6 +22,7 @@ from meta_policy_search.utils.experiment import build_sample_processor
 EXPERIMENTS_DIR = os.path.join(os.path.dirname(__file__), os.pardir, "experiments")
 sys.path.insert(0, EXPERIMENTS_DIR)
 import meta_test  # noqa: E402
+from algorithms import ALGORITHMS  # noqa: E402
 from promp_run_mujoco import make_algo  # noqa: E402
 from promp_run_point_mass import Config as PointConfig  # noqa: E402
 from promp_run_point_mass import main as train_point_mass  # noqa: E402
@@ -138,6 +139,24 @@ def test_zero_inner_steps_is_plain_ppo_on_one_batch(runs):
         rows = list(csv.DictReader(f))
     assert len(rows) == 4 and "Step_1-AverageReturn" not in rows[0]
     assert int(rows[-1]["n_timesteps"]) == 4 * 4 * 4 * 20  # n_itr x tasks x rollouts x H
+
+
+# One per outer objective (the LVC variants differ only in the inner objective, unused at K = 0).
+@pytest.mark.parametrize("name", ["promp", "trpo_maml", "vpg_maml", "e_maml_vpg", "dice_maml"])
+def test_every_algorithm_takes_an_outer_step_with_zero_inner_steps(name):
+    """K = 0 for every algorithm: one batch, an outer step that lowers its surrogate loss."""
+    config_cls, make_algorithm, make_processor = ALGORITHMS[name].load()
+    config = config_cls(env="PointEnvRandGoal", max_path_length=10, hidden_sizes=(8,),
+                        num_inner_grad_steps=0, **dict(ALGORITHMS[name].overrides))
+    setup = evaluation.build_evaluation(config, make_algorithm, make_processor, 2, seed=0,
+                                        rollouts_per_task=3, parallel=False)
+    setup.sampler.set_tasks(evaluation.draw_tasks(setup.env, 2, seed=0))
+    samples = setup.sample_processor.process_samples(setup.sampler.obtain_samples())
+    stats = setup.algo.optimize_policy([samples], log=False)
+    assert all(np.isfinite(value).all() for value in stats.values()), stats
+    assert stats["LossAfter"] < stats["LossBefore"], stats
+    with pytest.raises(ValueError, match="needs num_inner_grad_steps \\+ 1 = 1 sample batches"):
+        setup.algo.optimize_policy([samples, samples], log=False)
 
 
 # ---------------------------------------------------------------------------- step sizes
