@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 from meta_policy_search import evaluation, meta_test_baselines
-from meta_policy_search.envs import PointEnvRandGoal, normalize
+from meta_policy_search.envs import PointEnvRandGoal, make_env, normalize
 from meta_policy_search.envs.batched.base import make_batched_env
 from meta_policy_search.envs.oracle_env import OracleEnv, task_features
 from meta_policy_search.meta_algos.base import MAMLAlgo
@@ -93,8 +93,11 @@ def test_oracle_env_appends_exactly_the_task_parameters():
         env.set_task(np.zeros(3))
 
 
-def test_oracle_batched_path_matches_the_single_env():
-    env = OracleEnv(normalize(PointEnvRandGoal()))
+# Array tasks (a goal), a scalar task (a direction) and a dict task (physics multipliers).
+@pytest.mark.parametrize("name", ["PointEnvRandGoal", "HalfCheetahRandDirecEnv",
+                                  "HopperRandParamsEnv"])
+def test_oracle_batched_path_matches_the_single_env(name):
+    env = OracleEnv(normalize(make_env(name)))
     env.seed_tasks(5)
     tasks = env.sample_tasks(3)
     batched = make_batched_env(env, 3, copy_env=lambda: None)
@@ -102,15 +105,16 @@ def test_oracle_batched_path_matches_the_single_env():
     batched.set_tasks(tasks)
     indices = np.arange(3)
     first = batched.reset(indices, [7, 8, 9])
-    actions = np.random.default_rng(0).uniform(-10, 10, size=(3, 2))
+    actions = np.random.default_rng(0).uniform(-10, 10, size=(3, env.action_space.shape[0]))
     step = batched.step(indices, actions)
     for i, task in enumerate(tasks):
         env.set_task(task)
         obs0, _ = env.reset(seed=7 + i)
         obs1, reward, *_ = env.step(actions[i])
-        np.testing.assert_allclose(first[i], obs0, rtol=1e-6)
-        np.testing.assert_allclose(step.observations[i], obs1, rtol=1e-6)
-        assert step.rewards[i] == pytest.approx(reward)
+        np.testing.assert_array_equal(obs1[-env.task_dim:], task_features(task).astype(np.float32))
+        np.testing.assert_allclose(first[i], obs0, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(step.observations[i], obs1, rtol=1e-5, atol=1e-5)
+        assert step.rewards[i] == pytest.approx(reward, rel=1e-5, abs=1e-6)
 
 
 # ---------------------------------------------------------------------------- 0 inner steps
@@ -237,7 +241,13 @@ def test_cli_compares_all_four_policies(runs, tmp_path, capsys):
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
 
 
-def test_baseline_runs_are_checked(runs, tmp_path):
+def test_baseline_runs_are_checked(runs, tmp_path, capsys):
+    for argv, message in [(["--later_step_size", "0"], "--later_step_size 0.0: must be a finite"),
+                          (["--oracle_run", str(tmp_path)], f"--oracle_run {tmp_path}: no params")]:
+        with pytest.raises(SystemExit) as error:  # before TensorFlow work, nothing written
+            meta_test.main([runs["meta"], "--output_dir", str(tmp_path / "out"), *argv])
+        assert error.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
     with pytest.raises(ValueError, match="--oracle_run .*oracle=False, expected oracle=True"):
         meta_test.evaluate_run(runs["meta"], n_tasks=1, num_adapt_steps=0,
                                oracle_run=runs["pretrained"])
