@@ -4,6 +4,7 @@ Usage::
 
     python experiments/meta_test.py data/promp/HalfCheetahRandDirecEnv/run_x --n_tasks 20
     python experiments/meta_test.py RUN_DIR --num_adapt_steps 5 --pretrained_run OTHER_RUN_DIR
+    python experiments/meta_test.py RUN_DIR --pretrained_run PRETRAINED_DIR --oracle_run ORACLE_DIR
 
 Rebuilds the run's env, policy, sampler and algorithm from its ``params.json`` (with the builders
 of its script, found from the ``algo`` key), restores the newest checkpoint, draws ``--n_tasks``
@@ -11,10 +12,22 @@ tasks with the evaluation seed (default: the run's seed + 10000) and adapts for
 ``0..--num_adapt_steps`` inner steps with fresh samples each step
 (:func:`meta_policy_search.evaluation.evaluate_adaptation`). The same tasks and episode seeds are
 used for the baselines: ``random-init`` (a fresh policy of the same config) and, with
-``--pretrained_run``, another run's policy, both adapted with the evaluated run's algorithm.
+``--pretrained_run``, another run's policy, both adapted with the evaluated run's algorithm;
+with ``--oracle_run``, the policy of an ``--oracle true`` run (the task parameters appended to its
+observations), evaluated and adapted on the oracle env. These are the MAML paper's baselines
+(:mod:`meta_policy_search.meta_test_baselines`). Train them with the evaluated run's script and
+settings plus:
 
-Writes ``meta_test.json``, ``meta_test.csv`` and ``meta_test.png`` into ``--output_dir``
-(default ``RUN_DIR/meta_test``) and prints a table.
+* pretrained: ``--num_inner_grad_steps 0 --n_itr (K+1)*N`` for a run of ``N`` iterations with
+  ``K`` inner steps (one batch per iteration instead of ``K + 1``: the same sample budget);
+* oracle: ``--oracle true`` (any ``--num_inner_grad_steps``; ``0`` gives the paper's oracle, a
+  policy trained on the task mixture with the task in its input).
+
+Inner step ``1`` uses ``--first_step_size`` (default 0.1) and later steps ``--later_step_size``
+(default 0.05), as in the MAML paper's evaluation.
+
+Writes ``meta_test.json``, ``meta_test.csv``, ``meta_test.md`` and ``meta_test.png`` into
+``--output_dir`` (default ``RUN_DIR/meta_test``) and prints a table.
 """
 
 from __future__ import annotations
@@ -23,6 +36,7 @@ import argparse
 import csv
 import dataclasses
 import io
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -31,7 +45,7 @@ from typing import Any
 import numpy as np
 from algorithms import algorithm_for_run_name
 
-from meta_policy_search import evaluation
+from meta_policy_search import evaluation, meta_test_baselines
 from meta_policy_search.utils.experiment import MetaRLConfig, config_from_dict
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 
@@ -73,6 +87,9 @@ def evaluate_run(
     parallel: bool | None = None,
     random_init: bool = True,
     pretrained_run: str | None = None,
+    oracle_run: str | None = None,
+    first_step_size: float | None = None,
+    later_step_size: float | None = None,
 ) -> dict[str, Any]:
     """Evaluate a run and its baselines on the same held-out tasks.
 
@@ -85,13 +102,20 @@ def evaluate_run(
         parallel: sample with worker processes; ``None``: the run's setting.
         random_init: also evaluate a freshly initialised policy.
         pretrained_run: also evaluate this run's policy (restored policy parameters only).
+        oracle_run: also evaluate this ``--oracle true`` run's policy on the oracle env.
+        first_step_size: step size of the first inner step; ``None`` (and ``later_step_size``
+            ``None``): the run's own step sizes for every step.
+        later_step_size: step size of the later inner steps; ``None`` with a
+            ``first_step_size``: :data:`~meta_policy_search.meta_test_baselines.DEFAULT_LATER_STEP_SIZE`.
 
     Returns:
         The content of ``meta_test.json``: settings, ``tasks`` and ``policies`` (label -> the
         list returned by ``evaluate_adaptation``).
 
     Raises:
-        ValueError: on ``n_tasks <= 0``, ``num_adapt_steps < 0`` or an unknown algorithm.
+        ValueError: on ``n_tasks <= 0``, ``num_adapt_steps < 0``, a step size that is not > 0,
+            an unknown algorithm, or a baseline run of another env (or without ``oracle`` for
+            ``oracle_run``).
         FileNotFoundError: if a run directory lacks ``params.json`` or a checkpoint.
     """
     from meta_policy_search.utils.quiet_tf import import_tensorflow
@@ -107,14 +131,34 @@ def evaluate_run(
     config_cls, make_algo, make_sample_processor = script_builders(str(params.get("algo")))
     config = config_from_dict(config_cls, params)
     evaluation.find_checkpoint_dir(run_dir)  # fail before building anything
-    pretrained_config = None
-    if pretrained_run is not None:
-        fields = {f.name for f in dataclasses.fields(MetaRLConfig)}
-        other = evaluation.read_run_params(pretrained_run)
-        pretrained_config = config_from_dict(
-            MetaRLConfig, {k: v for k, v in other.items() if k in fields}
+    schedule = None
+    if first_step_size is not None or later_step_size is not None:
+        schedule = (
+            meta_test_baselines.check_step_size(
+                "first_step_size", meta_test_baselines.DEFAULT_FIRST_STEP_SIZE
+                if first_step_size is None else first_step_size),
+            meta_test_baselines.check_step_size(
+                "later_step_size", meta_test_baselines.DEFAULT_LATER_STEP_SIZE
+                if later_step_size is None else later_step_size),
         )
-        evaluation.find_checkpoint_dir(pretrained_run)
+    notes = []
+    # (label, env config, policy config, run to restore the policy parameters from)
+    runs: list[tuple[str, Any, Any, str | None]] = [(str(params.get("algo")), config, None, None)]
+    if random_init:
+        runs.append(("random-init", config, None, None))
+    for label, other_run, oracle in (("pretrained", pretrained_run, False),
+                                     ("oracle", oracle_run, True)):
+        if other_run is None:
+            continue
+        other = evaluation.read_run_params(other_run)
+        meta_test_baselines.check_baseline_params(f"--{label}_run {other_run}", other, config.env,
+                                                  oracle)
+        evaluation.find_checkpoint_dir(other_run)
+        if label == "pretrained":
+            note = meta_test_baselines.pretrained_budget_note(other, params)
+            notes += [f"pretrained: {note}"] if note else []
+        env_config = dataclasses.replace(config, oracle=True) if oracle else config
+        runs.append((label, env_config, _metarl_config(other), other_run))
     seed = evaluation.default_eval_seed(config.seed) if seed is None else int(seed)
     # Script-level seeding, as in training (nothing here draws from it, but TF ops may).
     tf.random.set_seed(seed)
@@ -130,33 +174,46 @@ def evaluate_run(
         "max_path_length": config.max_path_length,
         "inner_lr": config.inner_lr,
         "pretrained_run": None if pretrained_run is None else os.path.abspath(pretrained_run),
+        "oracle_run": None if oracle_run is None else os.path.abspath(oracle_run),
+        "first_step_size": None if schedule is None else schedule[0],
+        "later_step_size": None if schedule is None else schedule[1],
+        "notes": notes,
         "policies": {},
     }
-    runs = [(str(params.get("algo")), None, run_dir)]
-    if random_init:
-        runs.append(("random-init", None, None))
-    if pretrained_run is not None:
-        runs.append(("pretrained", pretrained_config, pretrained_run))
     tasks = None
-    for label, policy_config, source in runs:
-        setup = evaluation.build_evaluation(config, make_algo, make_sample_processor, n_tasks,
+    for index, (label, env_config, policy_config, source) in enumerate(runs):
+        setup = evaluation.build_evaluation(env_config, make_algo, make_sample_processor, n_tasks,
                                             seed, rollouts_per_task, parallel, policy_config)
         try:
             if tasks is None:
                 tasks = evaluation.draw_tasks(setup.env, n_tasks, seed)
                 results["tasks"] = [_jsonable_task(task) for task in tasks]
-            if label == "pretrained":
-                results["pretrained_itr"] = evaluation.restore_policy_params(source, setup.policy)
-            elif source is not None:
-                results["checkpoint_itr"] = evaluation.restore_run(source, setup.algo,
+            if index == 0:
+                results["checkpoint_itr"] = evaluation.restore_run(run_dir, setup.algo,
                                                                    setup.policy)
-            results["policies"][label] = evaluation.evaluate_adaptation(
-                setup.algo, setup.policy, setup.sampler, setup.sample_processor, tasks,
-                num_adapt_steps,
-            )
+            elif source is not None:
+                results[f"{label}_itr"] = evaluation.restore_policy_params(source, setup.policy)
+            results["policies"][label] = _adapt_and_evaluate(setup, tasks, num_adapt_steps,
+                                                             schedule)
         finally:
             setup.sampler.close()
     return results
+
+
+def _metarl_config(params: dict[str, Any]) -> MetaRLConfig:
+    """A baseline run's common config fields (its policy architecture), whatever its script."""
+    fields = {f.name for f in dataclasses.fields(MetaRLConfig)}
+    return config_from_dict(MetaRLConfig, {k: v for k, v in params.items() if k in fields})
+
+
+def _adapt_and_evaluate(setup: evaluation.EvaluationSetup, tasks: list[Any],
+                        num_adapt_steps: int, schedule: tuple[float, float] | None) -> Any:
+    if schedule is None:
+        return evaluation.evaluate_adaptation(setup.algo, setup.policy, setup.sampler,
+                                              setup.sample_processor, tasks, num_adapt_steps)
+    with meta_test_baselines.ScheduledStepSizes(setup.algo, *schedule) as algo:
+        return evaluation.evaluate_adaptation(algo, setup.policy, setup.sampler,
+                                              setup.sample_processor, tasks, num_adapt_steps)
 
 
 def to_csv(results: dict[str, Any]) -> str:
@@ -244,7 +301,12 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         value = getattr(args, name)
         if value is not None and value < minimum:
             parser.error(f"--{name} {value}: must be an integer >= {minimum}")
-    for flag, run_dir in (("run_dir", args.run_dir), ("--pretrained_run", args.pretrained_run)):
+    for name in ("first_step_size", "later_step_size"):
+        value = getattr(args, name)
+        if not (math.isfinite(value) and value > 0):
+            parser.error(f"--{name} {value}: must be a finite number > 0")
+    for flag, run_dir in (("run_dir", args.run_dir), ("--pretrained_run", args.pretrained_run),
+                          ("--oracle_run", args.oracle_run)):
         if run_dir is None:
             continue
         if not os.path.isfile(os.path.join(run_dir, "params.json")):
@@ -275,7 +337,16 @@ def main(argv: Sequence[str] | None = None) -> str:
     parser.add_argument("--parallel", type=_parse_bool, default=None,
                         help="sample with worker processes (default: the run's setting)")
     parser.add_argument("--pretrained_run", default=None,
-                        help="also evaluate this run's policy, adapted the same way")
+                        help="also evaluate this run's policy, adapted the same way (train it "
+                        "with --num_inner_grad_steps 0 and (K+1) x n_itr for the same budget)")
+    parser.add_argument("--oracle_run", default=None,
+                        help="also evaluate this --oracle true run's policy on the oracle env")
+    parser.add_argument("--first_step_size", type=float,
+                        default=meta_test_baselines.DEFAULT_FIRST_STEP_SIZE,
+                        help="step size of the first inner step (the MAML paper's 0.1)")
+    parser.add_argument("--later_step_size", type=float,
+                        default=meta_test_baselines.DEFAULT_LATER_STEP_SIZE,
+                        help="step size of every later inner step (the MAML paper's 0.05)")
     parser.add_argument("--no_random_init", action="store_true",
                         help="skip the random-init baseline")
     parser.add_argument("--error_bars", choices=("stderr", "std"), default="stderr",
@@ -287,14 +358,21 @@ def main(argv: Sequence[str] | None = None) -> str:
         args.run_dir, n_tasks=args.n_tasks, num_adapt_steps=args.num_adapt_steps,
         seed=args.seed, rollouts_per_task=args.rollouts_per_task, parallel=args.parallel,
         random_init=not args.no_random_init, pretrained_run=args.pretrained_run,
+        oracle_run=args.oracle_run, first_step_size=args.first_step_size,
+        later_step_size=args.later_step_size,
     )
     output_dir = args.output_dir or os.path.join(args.run_dir, "meta_test")
     os.makedirs(output_dir, exist_ok=True)
     atomic_write_json(os.path.join(output_dir, "meta_test.json"), results)
     atomic_write_bytes(os.path.join(output_dir, "meta_test.csv"), to_csv(results).encode())
+    atomic_write_bytes(os.path.join(output_dir, "meta_test.md"),
+                       meta_test_baselines.to_markdown(results).encode())
     plot_results(results, os.path.join(output_dir, "meta_test.png"), args.error_bars)
     print(format_table(results))
-    print(f"Wrote meta_test.json, meta_test.csv and meta_test.png to {os.path.abspath(output_dir)}")
+    for note in results["notes"]:
+        print(f"note: {note}")
+    print(f"Wrote meta_test.json, meta_test.csv, meta_test.md and meta_test.png to "
+          f"{os.path.abspath(output_dir)}")
     return output_dir
 
 

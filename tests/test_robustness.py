@@ -215,8 +215,8 @@ def run_script(args: list[str], cwd, script: str = "promp_run_mujoco.py"):
 @pytest.mark.parametrize(("args", "expected"), [
     (["--meta_batch_size", "0"], ["--meta_batch_size 0: must be an integer >= 1"]),
     (["--learning_rate", "Infinity"], ["--learning_rate inf: must be a finite number"]),
-    (["--inner_lr", "0", "--num_inner_grad_steps", "0"],
-     ["--inner_lr 0.0: must be a finite number > 0", "--num_inner_grad_steps 0: must be an integer >= 1"]),
+    (["--inner_lr", "0", "--num_inner_grad_steps", "-1"],
+     ["--inner_lr 0.0: must be a finite number > 0", "--num_inner_grad_steps -1: must be an integer >= 0"]),
     (["--num_ppo_steps", "0", "--discount", "2"],
      ["--discount 2.0: must be a number in [0, 1]", "--num_ppo_steps 0: must be an integer >= 1"]),
     (["--dump_path", "afile"], ["--dump_path afile: is a file, not a directory"]),

@@ -52,7 +52,8 @@ class MAMLAlgo(tf.Module):
         policy: the meta-policy; its ``meta_batch_size`` must equal ``meta_batch_size``.
         inner_lr: initial inner step size ``alpha`` (one per parameter element).
         meta_batch_size: number of tasks ``T``.
-        num_inner_grad_steps: number of inner steps ``K >= 1``.
+        num_inner_grad_steps: number of inner steps ``K >= 0``; ``K = 0`` is plain policy
+            optimisation on the task mixture (the *pretrained* baseline of the MAML paper).
         trainable_inner_step_size: meta-learn ``alpha`` with the outer optimizer (Meta-SGD).
         inner_type: ``'likelihood_ratio'`` (LVC), ``'log_likelihood'`` (MAML) or ``'dice'``.
         first_order: drop the second-order term (first-order MAML approximation).
@@ -75,8 +76,9 @@ class MAMLAlgo(tf.Module):
         super().__init__(name=type(self).__name__)
         if inner_type not in INNER_TYPES:
             raise ValueError(f"inner_type must be one of {INNER_TYPES}, got {inner_type!r}")
-        if not isinstance(num_inner_grad_steps, (int, np.integer)) or num_inner_grad_steps < 1:
-            raise ValueError(f"num_inner_grad_steps must be an integer >= 1, got {num_inner_grad_steps!r}")
+        if isinstance(num_inner_grad_steps, bool) or not isinstance(
+                num_inner_grad_steps, (int, np.integer)) or num_inner_grad_steps < 0:
+            raise ValueError(f"num_inner_grad_steps must be an integer >= 0, got {num_inner_grad_steps!r}")
         if policy.meta_batch_size != meta_batch_size:
             raise ValueError(
                 f"meta_batch_size={meta_batch_size} differs from the policy's "
@@ -224,8 +226,13 @@ class MAMLAlgo(tf.Module):
     ) -> tuple[list[Params], list[dict[str, tf.Tensor]]]:
         """:meth:`adapted_params` and the policy's (differentiable) ``dist_info`` of
         ``theta_k`` on ``inner_batches[k]``, computed by the inner steps themselves: objectives
-        that need them (ProMP's inner KL) reuse that forward pass and its backward pass."""
-        num_tasks = tf.shape(inner_batches[0].observations)[0]
+        that need them (ProMP's inner KL) reuse that forward pass and its backward pass.
+        Without inner batches (``K = 0``) the chain is ``[theta_0]`` over ``meta_batch_size``
+        tasks."""
+        if inner_batches:
+            num_tasks = tf.shape(inner_batches[0].observations)[0]
+        else:
+            num_tasks = self.meta_batch_size
         chain = [self.tiled_params(num_tasks)]
         dist_infos = []
         for batch in inner_batches:

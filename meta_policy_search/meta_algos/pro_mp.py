@@ -102,7 +102,12 @@ class ProMP(MAMLAlgo):
         return self._inner_kls(self.adapted_params(batches[:-1]), batches)
 
     def _inner_kls(self, chain: Sequence[Params], batches: Sequence[TensorBatch]) -> tf.Tensor:
-        return tf.stack([self._mean_kl(params, batch) for params, batch in zip(chain[:-1], batches[:-1])])
+        return self._stack_kls([self._mean_kl(params, batch)
+                                for params, batch in zip(chain[:-1], batches[:-1])])
+
+    def _stack_kls(self, kls: list[tf.Tensor]) -> tf.Tensor:
+        # K = 0 (plain PPO on the task mixture, the pretrained baseline): no inner KLs.
+        return tf.stack(kls) if kls else tf.zeros([0], self.policy.dtype)
 
     def meta_loss_and_inner_kls(self, batches: Sequence[TensorBatch]) -> tuple[tf.Tensor, tf.Tensor]:
         """ProMP's outer loss and the ``[K]`` inner KLs of :meth:`inner_kls`, from one chain."""
@@ -112,11 +117,14 @@ class ProMP(MAMLAlgo):
         surrogate = objectives.clipped_surrogate_objective(
             ratio, post.advantages, post.mask, self.current_clip_eps
         )
-        kls = tf.stack([
+        kls = self._stack_kls([
             self._mean_kl(params, batch, dist_info)
             for params, batch, dist_info in zip(chain[:-1], batches[:-1], dist_infos)
         ])
-        return tf.reduce_mean(surrogate) + tf.reduce_mean(self.inner_kl_coeffs * kls), kls
+        loss = tf.reduce_mean(surrogate)
+        if self.num_inner_grad_steps > 0:  # the mean over no inner steps would be NaN
+            loss += tf.reduce_mean(self.inner_kl_coeffs * kls)
+        return loss, kls
 
     def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
         """ProMP's outer loss (see the class docstring) at the current parameters."""
@@ -138,10 +146,11 @@ class ProMP(MAMLAlgo):
         stats = {
             "LossBefore": float(optimizer_stats["LossBefore"]),
             "LossAfter": float(loss_after),
-            "KLInner": float(np.mean(inner_kls)),
-            "KLCoeffInner": float(np.mean(self.inner_kl_coeffs.numpy())),
             "ClipEps": float(self.current_clip_eps.numpy()),
         }
+        if inner_kls.size:  # none with num_inner_grad_steps = 0
+            stats["KLInner"] = float(np.mean(inner_kls))
+            stats["KLCoeffInner"] = float(np.mean(self.inner_kl_coeffs.numpy()))
         for k, kl in enumerate(inner_kls):
             stats[f"KLInner_{k}"] = float(kl)
         if self.adaptive_inner_kl_penalty:

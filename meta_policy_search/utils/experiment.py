@@ -77,12 +77,17 @@ def derive_seeds(seed: int) -> dict[str, int]:
 
 
 def build_env(config: MetaRLConfig, seed: int) -> Any:
-    """The env ``config.env`` (normalized unless ``normalization_scale`` is None), task-seeded."""
+    """The env ``config.env`` (normalized unless ``normalization_scale`` is None, with the task in
+    the observation if ``config.oracle``), task-seeded."""
     from meta_policy_search.envs import make_env, normalize
 
     env = make_env(config.env, **config.env_kwargs)
     if config.normalization_scale is not None:
         env = normalize(env, normalization_scale=config.normalization_scale)
+    if config.oracle:
+        from meta_policy_search.envs.oracle_env import OracleEnv
+
+        env = OracleEnv(env)
     env.seed_tasks(seed)
     return env
 

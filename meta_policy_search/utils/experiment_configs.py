@@ -80,6 +80,10 @@ class MetaRLConfig:
     """Ray cluster address for ``--executor ray`` (e.g. ``auto``); ``None``: a local Ray."""
     normalization_scale: float | None = 10.0
     """The policy acts in ``[-s, s]`` mapped onto the env's action box; ``None``: no mapping."""
+    oracle: bool = False
+    """Append the task parameters to every observation
+    (:class:`~meta_policy_search.envs.oracle_env.OracleEnv`): the *oracle* baseline of
+    ``experiments/meta_test.py``."""
     baseline: str = "LinearFeatureBaseline"
     """Baseline class in ``meta_policy_search.baselines``."""
     discount: float = 0.99
@@ -101,7 +105,10 @@ class MetaRLConfig:
     inner_lr: float = 0.1
     """Inner (adaptation) step size ``alpha``."""
     num_inner_grad_steps: int = 1
-    """Number of inner adaptation steps."""
+    """Number of inner adaptation steps. ``0`` trains a plain policy on the task mixture (the
+    *pretrained* baseline of ``experiments/meta_test.py``); it samples one batch per iteration
+    instead of ``K + 1``, so it matches a ``K``-step run's sample budget with ``(K + 1) x n_itr``
+    iterations."""
     trainable_inner_step_size: bool = False
     """Meta-learn the per-parameter inner step sizes."""
     first_order: bool = False
@@ -254,7 +261,8 @@ FIELD_RULES: dict[str, Rule] = {
     "hidden_nonlinearity": _one_of(NONLINEARITIES),
     "init_std": _positive(),
     "inner_lr": _positive(),
-    "num_inner_grad_steps": _positive_int(),
+    # 0: plain policy optimisation on the task mixture (the meta-test "pretrained" baseline).
+    "num_inner_grad_steps": Rule(lambda v: isinstance(v, int) and v >= 0, "an integer >= 0"),
     "log_formats": Rule(lambda v: all(f in LOG_FORMATS for f in v), "some of " + ", ".join(LOG_FORMATS)),
     "sampler_timeout": Rule(lambda v: v is None or v >= 0, "seconds >= 0 (0: no limit), or none"),
     "nonfinite_samples": _one_of(NONFINITE_MODES),
