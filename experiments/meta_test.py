@@ -90,6 +90,7 @@ def evaluate_run(
     oracle_run: str | None = None,
     first_step_size: float | None = None,
     later_step_size: float | None = None,
+    checkpoint: str = "latest",
 ) -> dict[str, Any]:
     """Evaluate a run and its baselines on the same held-out tasks.
 
@@ -107,6 +108,8 @@ def evaluate_run(
             ``None``): the run's own step sizes for every step.
         later_step_size: step size of the later inner steps; ``None`` with a
             ``first_step_size``: :data:`~meta_policy_search.meta_test_baselines.DEFAULT_LATER_STEP_SIZE`.
+        checkpoint: which checkpoint of ``run_dir`` to evaluate, ``'latest'`` or ``'best'``
+            (the iteration with the best ``--keep_best`` return, as the MAML paper evaluated).
 
     Returns:
         The content of ``meta_test.json``: settings, ``tasks`` and ``policies`` (label -> the
@@ -130,7 +133,7 @@ def evaluate_run(
     params = evaluation.read_run_params(run_dir)
     config_cls, make_algo, make_sample_processor = script_builders(str(params.get("algo")))
     config = config_from_dict(config_cls, params)
-    evaluation.find_checkpoint_dir(run_dir)  # fail before building anything
+    evaluation.find_checkpoint_dir(run_dir, checkpoint)  # fail before building anything
     schedule = None
     if first_step_size is not None or later_step_size is not None:
         schedule = (
@@ -177,6 +180,7 @@ def evaluate_run(
         "oracle_run": None if oracle_run is None else os.path.abspath(oracle_run),
         "first_step_size": None if schedule is None else schedule[0],
         "later_step_size": None if schedule is None else schedule[1],
+        "checkpoint": checkpoint,
         "notes": notes,
         "policies": {},
     }
@@ -190,7 +194,7 @@ def evaluate_run(
                 results["tasks"] = [_jsonable_task(task) for task in tasks]
             if index == 0:
                 results["checkpoint_itr"] = evaluation.restore_run(run_dir, setup.algo,
-                                                                   setup.policy)
+                                                                   setup.policy, checkpoint)
             elif source is not None:
                 results[f"{label}_itr"] = evaluation.restore_policy_params(source, setup.policy)
             results["policies"][label] = _adapt_and_evaluate(setup, tasks, num_adapt_steps,
@@ -294,6 +298,7 @@ def _parse_bool(text: str) -> bool:
 
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Exit with status 2 and one line naming the flag on an invalid argument (before TF loads)."""
+    from meta_policy_search.best_checkpoint import best_checkpoint_dir
     from meta_policy_search.utils.checkpoint import latest_checkpoint
 
     minimums = {"n_tasks": 1, "num_adapt_steps": 0, "seed": 0, "rollouts_per_task": 1}
@@ -313,6 +318,10 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
             parser.error(f"{flag} {run_dir}: no params.json there (not a training run directory)")
         if latest_checkpoint(os.path.join(run_dir, "checkpoints")) is None:
             parser.error(f"{flag} {run_dir}: the run has no checkpoint yet")
+        if flag == "run_dir" and args.checkpoint == "best" and latest_checkpoint(
+                best_checkpoint_dir(run_dir)) is None:
+            parser.error(f"--checkpoint best: {run_dir} kept no best checkpoint (train it with "
+                         "--keep_best Step_1-AverageReturn)")
     if args.output_dir and os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
         parser.error(f"--output_dir {args.output_dir}: is a file, not a directory")
 
@@ -347,6 +356,9 @@ def main(argv: Sequence[str] | None = None) -> str:
     parser.add_argument("--later_step_size", type=float,
                         default=meta_test_baselines.DEFAULT_LATER_STEP_SIZE,
                         help="step size of every later inner step (the MAML paper's 0.05)")
+    parser.add_argument("--checkpoint", choices=evaluation.CHECKPOINT_CHOICES, default="latest",
+                        help="evaluate RUN_DIR's newest checkpoint, or the best iteration's "
+                        "(kept by training with --keep_best)")
     parser.add_argument("--no_random_init", action="store_true",
                         help="skip the random-init baseline")
     parser.add_argument("--error_bars", choices=("stderr", "std"), default="stderr",
@@ -359,7 +371,7 @@ def main(argv: Sequence[str] | None = None) -> str:
         seed=args.seed, rollouts_per_task=args.rollouts_per_task, parallel=args.parallel,
         random_init=not args.no_random_init, pretrained_run=args.pretrained_run,
         oracle_run=args.oracle_run, first_step_size=args.first_step_size,
-        later_step_size=args.later_step_size,
+        later_step_size=args.later_step_size, checkpoint=args.checkpoint,
     )
     output_dir = args.output_dir or os.path.join(args.run_dir, "meta_test")
     os.makedirs(output_dir, exist_ok=True)

@@ -295,39 +295,52 @@ def build_evaluation(
                            make_algo(config, policy))
 
 
-def find_checkpoint_dir(run_dir: str) -> str:
-    """The ``checkpoints/`` directory of ``run_dir``, checked to hold a complete checkpoint.
+CHECKPOINT_CHOICES = ("latest", "best")
+"""Which checkpoint of a run to evaluate: the newest, or the one ``--keep_best`` kept."""
+
+
+def find_checkpoint_dir(run_dir: str, which: str = "latest") -> str:
+    """A checkpoint directory of ``run_dir``, checked to hold a complete checkpoint.
 
     Args:
         run_dir: a run directory.
+        which: ``'latest'`` (``run_dir/checkpoints``, written after every iteration) or
+            ``'best'`` (``run_dir/checkpoints_best``, written by ``--keep_best``).
 
     Returns:
-        ``run_dir/checkpoints``.
+        The checkpoint directory.
 
     Raises:
+        ValueError: if ``which`` is not one of :data:`CHECKPOINT_CHOICES`.
         FileNotFoundError: if it holds no complete checkpoint.
     """
+    from meta_policy_search.best_checkpoint import BEST_DIR_NAME
     from meta_policy_search.utils.checkpoint import latest_checkpoint
 
-    checkpoint_dir = os.path.join(run_dir, "checkpoints")
+    if which not in CHECKPOINT_CHOICES:
+        raise ValueError(f"checkpoint must be one of {CHECKPOINT_CHOICES}, got {which!r}")
+    if which == "best":
+        checkpoint_dir = os.path.join(run_dir, BEST_DIR_NAME)
+        hint = "train it with --keep_best Step_1-AverageReturn (it keeps the best iteration)"
+    else:
+        checkpoint_dir = os.path.join(run_dir, "checkpoints")
+        hint = "train the run first (the Trainer saves one after every iteration)"
     if latest_checkpoint(checkpoint_dir) is None:
-        raise FileNotFoundError(
-            f"no complete checkpoint in {checkpoint_dir!r}: train the run first (the Trainer "
-            "saves one after every iteration)"
-        )
+        raise FileNotFoundError(f"no complete checkpoint in {checkpoint_dir!r}: {hint}")
     return checkpoint_dir
 
 
-def restore_run(run_dir: str, algo: Any, policy: Any) -> int:
-    """Restore the newest checkpoint of ``run_dir`` into ``algo`` and ``policy``.
+def restore_run(run_dir: str, algo: Any, policy: Any, which: str = "latest") -> int:
+    """Restore a checkpoint of ``run_dir`` into ``algo`` and ``policy``.
 
     Restores what the Trainer saved from ``algo.checkpoint_state()`` (policy parameters, inner
     step sizes, optimizer and algorithm state) and the policy parameters.
 
     Args:
-        run_dir: the run directory (its ``checkpoints/`` sub-directory is read).
+        run_dir: the run directory.
         algo: built with the run's config (see :func:`build_evaluation`).
         policy: ``algo``'s policy.
+        which: ``'latest'`` or ``'best'`` (see :func:`find_checkpoint_dir`).
 
     Returns:
         The iteration of the restored checkpoint.
@@ -338,7 +351,8 @@ def restore_run(run_dir: str, algo: Any, policy: Any) -> int:
     from meta_policy_search.meta_trainer import checkpoint_trackables
     from meta_policy_search.utils.checkpoint import restore_checkpoint
 
-    state = restore_checkpoint(find_checkpoint_dir(run_dir), checkpoint_trackables(algo, policy))
+    state = restore_checkpoint(find_checkpoint_dir(run_dir, which),
+                               checkpoint_trackables(algo, policy))
     return int(state["itr"])
 
 

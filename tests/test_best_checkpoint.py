@@ -70,3 +70,50 @@ def test_keep_best_must_name_a_step_return_of_the_run(metric, ok):
     if not ok:
         assert errors == [f"--keep_best {metric}: must be one of Step_0-AverageReturn, "
                           "Step_1-AverageReturn"]
+
+
+def test_meta_test_evaluates_the_best_checkpoint(tmp_path, capsys):
+    """A tiny point-mass run with --keep_best; meta_test.py --checkpoint best restores it."""
+    import json
+    import os
+    import sys
+
+    from meta_policy_search import evaluation
+    from meta_policy_search.utils import logger
+
+    experiments = os.path.join(os.path.dirname(__file__), os.pardir, "experiments")
+    sys.path.insert(0, experiments)
+    try:
+        import meta_test
+        from promp_run_point_mass import main as train_point_mass
+    finally:
+        sys.path.remove(experiments)
+    run_dir = str(tmp_path / "run")
+    with pytest.raises(SystemExit) as error:  # a bad metric fails before TensorFlow loads
+        train_point_mass(["--dump_path", run_dir, "--keep_best", "Return"])
+    assert error.value.code == 2 and "--keep_best Return: must be one of" in capsys.readouterr().err
+    try:
+        train_point_mass(["--n_itr", "3", "--meta_batch_size", "2", "--rollouts_per_meta_task",
+                          "2", "--max_path_length", "10", "--hidden_sizes", "8", "--log_formats",
+                          "csv", "--keep_best", "Step_1-AverageReturn", "--dump_path", run_dir])
+    finally:
+        logger.reset()
+    rows = read_rows(os.path.join(run_dir, "progress.csv"))
+    returns = [float(row["Step_1-AverageReturn"]) for row in rows]
+    best_itr = int(np.argmax(returns))
+    assert restore_checkpoint(os.path.join(run_dir, "checkpoints_best"))["itr"] == best_itr
+    out = str(tmp_path / "eval")
+    meta_test.main([run_dir, "--checkpoint", "best", "--n_tasks", "1", "--num_adapt_steps", "0",
+                    "--rollouts_per_task", "1", "--no_random_init", "--output_dir", out])
+    with open(os.path.join(out, "meta_test.json")) as f:
+        results = json.load(f)
+    assert (results["checkpoint"], results["checkpoint_itr"]) == ("best", best_itr)
+    with pytest.raises(FileNotFoundError, match="--keep_best"):
+        evaluation.find_checkpoint_dir(str(tmp_path), "best")
+
+
+def read_rows(path):
+    import csv
+
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
