@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from meta_policy_search.envs.base import check_positive_int
 from meta_policy_search.types import Task
+from meta_policy_search.utils.validation import check_positive_int
 
 EVAL_SEED_OFFSET = 10_000
 """Default evaluation seed = training seed + this offset, so held-out tasks and episode noise

@@ -92,13 +92,6 @@ class MetaEnv(gym.Env):
         return None
 
 
-def check_positive_int(name: str, value: object) -> int:
-    """Return ``value`` as an int, or raise a ValueError naming ``name`` if it is not > 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def as_finite_vector(task: object, name: str, shape: tuple[int, ...]) -> np.ndarray:
     """Return ``task`` as a new float64 array of ``shape``.
 

@@ -20,18 +20,17 @@ from typing import Any, Self
 
 import numpy as np
 
-from meta_policy_search.envs.base import check_positive_int
 from meta_policy_search.envs.batched.base import BatchedMetaEnv, make_batched_env
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.samplers.budget_rollout import collect_budget
 from meta_policy_search.samplers.rollout import (
-    check_non_negative_int,
     check_policy,
     check_sampling_mode,
     collect_rollouts,
     space_dim,
 )
 from meta_policy_search.types import PathBatch, Task
+from meta_policy_search.utils.validation import check_non_negative_int, check_positive_int
 
 
 def check_tasks(tasks: Sequence[Task], meta_batch_size: int) -> list[Task]:

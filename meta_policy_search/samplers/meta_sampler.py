@@ -9,16 +9,15 @@ from typing import Any
 
 import numpy as np
 
-from meta_policy_search.envs.base import check_positive_int
 from meta_policy_search.samplers.executor_base import check_tasks
 from meta_policy_search.samplers.iterative_executor import MetaIterativeEnvExecutor
 from meta_policy_search.samplers.parallel_executor import MetaParallelEnvExecutor
 from meta_policy_search.samplers.rollout import (
-    check_non_negative_int,
     check_sampling_mode,
     space_dim,
 )
 from meta_policy_search.types import PathBatch, Task
+from meta_policy_search.utils.validation import check_non_negative_int, check_positive_int
 
 NONFINITE_MODES = ("raise", "drop")
 """What ``MetaSampler(nonfinite_samples=...)`` does with a NaN or inf observation, action or

@@ -49,13 +49,6 @@ def check_sampling_mode(sampling_mode: object) -> str:
     return str(sampling_mode)
 
 
-def check_non_negative_int(name: str, value: object) -> int:
-    """Return ``value`` as an int, or raise a ValueError naming ``name`` if it is not >= 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
-    return int(value)
-
-
 def space_dim(space: Any, name: str) -> int:
     """Size of a flat (1-D) box space, used for observation and action spaces.
 

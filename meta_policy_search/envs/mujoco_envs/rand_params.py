@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from meta_policy_search.envs.base import check_positive_int
 from meta_policy_search.envs.mujoco_envs._common import MujocoMetaEnv
+from meta_policy_search.utils.validation import check_positive_int
 
 RAND_PARAM_BASES: dict[str, float] = {
     "body_mass": 1.5,

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from meta_policy_search.envs.base import as_finite_vector, check_positive_int
+from meta_policy_search.envs.base import as_finite_vector
 from meta_policy_search.envs.mujoco_envs._common import ForwardRewardEnv, MujocoMetaEnv
 from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_error_diagnostics
 from meta_policy_search.types import PathBatch
+from meta_policy_search.utils.validation import check_positive_int
 
 _UNIT_NORM_TOLERANCE = 1e-5
 

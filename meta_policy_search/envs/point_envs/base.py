@@ -15,8 +15,9 @@ import math
 import gymnasium as gym
 import numpy as np
 
-from meta_policy_search.envs.base import MetaEnv, as_finite_vector, check_positive_int
+from meta_policy_search.envs.base import MetaEnv, as_finite_vector
 from meta_policy_search.types import PathBatch
+from meta_policy_search.utils.validation import check_positive_int
 
 CORNERS = np.array([[-2.0, -2.0], [2.0, -2.0], [-2.0, 2.0], [2.0, 2.0]])
 """``[4, 2]`` the corner goals of the corner, momentum and walls tasks."""

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from meta_policy_search.envs.base import check_positive_int
 from meta_policy_search.envs.point_envs.base import PointEnvBase, as_point, distance
+from meta_policy_search.utils.validation import check_positive_int
 
 if TYPE_CHECKING:
     from meta_policy_search.envs.batched.point import BatchedPointEnv

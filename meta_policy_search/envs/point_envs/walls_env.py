@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from meta_policy_search.envs.base import as_finite_vector, check_positive_int
+from meta_policy_search.envs.base import as_finite_vector
 from meta_policy_search.envs.point_envs.base import (
     check_corner,
     dense_reward,
@@ -15,6 +15,7 @@ from meta_policy_search.envs.point_envs.base import (
     sample_corners,
 )
 from meta_policy_search.envs.point_envs.corner_envs import MetaPointEnvCorner
+from meta_policy_search.utils.validation import check_positive_int
 
 WALL_RADII = (1.0, 2.0)
 """Radii of the inner and outer circular walls around the origin."""
