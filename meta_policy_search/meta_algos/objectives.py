@@ -27,14 +27,6 @@ def masked_task_mean(values: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
     return total / count
 
 
-def magic_box(x: tf.Tensor) -> tf.Tensor:
-    """DiCE's magic box ``exp(x - stop_gradient(x))``: value 1, gradient ``magic_box(x) * dx``.
-
-    Foerster et al., "DiCE: The Infinitely Differentiable Monte Carlo Estimator", ICML 2018.
-    """
-    return tf.exp(x - tf.stop_gradient(x))
-
-
 def likelihood_ratio_objective(
     log_likelihood_new: tf.Tensor,
     log_likelihood_old: tf.Tensor,
