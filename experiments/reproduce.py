@@ -255,7 +255,17 @@ def run_state(run: Run) -> str:
 
 
 def check_same_config(run: Run, stored: dict[str, Any]) -> None:
-    """Raise ValueError naming the fields where a run directory's ``params.json`` differs."""
+    """Raise ValueError naming the fields where a run directory's ``params.json`` differs.
+
+    A field missing from ``params.json`` (the run predates it) counts as its default, which
+    keeps the behaviour from before the field existed.
+    """
+    config_cls, _, _ = run.algo.load()
+    defaults = json.loads(json.dumps({
+        field.name: field.default for field in dataclasses.fields(config_cls)
+        if field.default is not dataclasses.MISSING
+    }))
+    stored = {**defaults, **stored}
     differing = sorted(key for key, value in run.params.items()
                        if key not in EXECUTION_FIELDS and stored.get(key) != value)
     if differing:

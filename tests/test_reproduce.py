@@ -125,6 +125,19 @@ def test_a_run_directory_of_another_config_is_refused(tmp_path):
         reproduce.run_state(run)
 
 
+def test_a_run_older_than_a_config_field_counts_it_as_its_default(tmp_path):
+    (run,) = reproduce.plan_runs(["promp"], ["PointEnvRandGoal"], [1], 100, str(tmp_path), TINY)
+    os.makedirs(run.run_dir)
+    older = {key: value for key, value in run.params.items() if key not in ("oracle", "keep_best")}
+    with open(os.path.join(run.run_dir, "params.json"), "w") as f:
+        json.dump(older, f)
+    assert reproduce.run_state(run) == "start"
+    with open(os.path.join(run.run_dir, "params.json"), "w") as f:
+        json.dump({**older, "oracle": True}, f)
+    with pytest.raises(ValueError, match="oracle: True there, False now"):
+        reproduce.run_state(run)
+
+
 # ---------------------------------------------------------------------------- comparison
 def fake_run(directory, params, returns, per_itr):
     os.makedirs(directory, exist_ok=True)
