@@ -28,7 +28,7 @@ test: venv
 	$(MAKE) lint
 
 docs: venv
-	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
+	$(PY) -m sphinx -n -W --keep-going -b html docs docs/_build/html
 
 # ruff.toml and mypy.ini hold the settings.
 lint: venv

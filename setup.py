@@ -26,7 +26,7 @@ setup(
     ],
     extras_require={
         "test": ["pytest"],
-        "docs": ["sphinx"],
+        "docs": ["sphinx", "furo"],
         "ray": ["ray"],
     },
 )

@@ -67,7 +67,7 @@ class ScheduledStepSizes:
         self.first_step_size = check_step_size("first_step_size", first_step_size)
         self.later_step_size = check_step_size("later_step_size", later_step_size)
         self.num_steps_taken = 0
-        """Inner steps taken so far through :meth:`_adapt`."""
+        """Inner steps taken so far through ``_adapt``."""
         self._saved: dict[str, np.ndarray] | None = None
 
     def step_size(self, step: int) -> float:

@@ -308,7 +308,7 @@ class Trainer:
         """Load the newest checkpoint and continue after its iteration.
 
         The components must already be built with the run's configuration; their state is
-        overwritten. Sets :attr:`start_itr` to the saved iteration + 1. A checkpoint written
+        overwritten. Sets ``start_itr`` to the saved iteration + 1. A checkpoint written
         before ``n_timesteps_real`` existed stored the real count as ``n_timesteps``: it becomes
         ``n_timesteps_real``, and ``n_timesteps`` is recomputed as the nominal count of the
         ``itr + 1`` iterations done.
@@ -317,7 +317,7 @@ class Trainer:
             checkpoint_dir: defaults to the Trainer's ``checkpoint_dir``.
 
         Returns:
-            The new :attr:`start_itr`.
+            The new ``start_itr``.
 
         Raises:
             ValueError: if neither ``checkpoint_dir`` nor the Trainer's is set.

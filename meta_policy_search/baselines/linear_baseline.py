@@ -63,8 +63,11 @@ def ridge_least_squares(
     return None
 
 
-class _LinearBaseline(Baseline):
-    """Shared fit/predict of a linear model ``b(s_h) = phi(s_h)^T c`` on masked steps."""
+class LinearModelBaseline(Baseline):
+    """Shared fit/predict of a linear model ``b(s_h) = phi(s_h)^T c`` on masked steps.
+
+    Subclasses define the features ``phi``.
+    """
 
     def __init__(self, reg_coeff: float = 1e-5) -> None:
         if not reg_coeff > 0:
@@ -145,7 +148,7 @@ class _LinearBaseline(Baseline):
         self._coeffs = values.copy() if values.size else None
 
 
-class LinearFeatureBaseline(_LinearBaseline):
+class LinearFeatureBaseline(LinearModelBaseline):
     """Linear regression of returns on state and time features (rllab / ProMP's baseline).
 
     Features per step ``h`` with clipped observation ``o = clip(obs, -10, 10)`` and
@@ -166,7 +169,7 @@ class LinearFeatureBaseline(_LinearBaseline):
         return np.concatenate([o, o**2, time_features(r, h)], axis=-1)
 
 
-class LinearTimeBaseline(_LinearBaseline):
+class LinearTimeBaseline(LinearModelBaseline):
     """Linear regression of returns on time features only: ``[s, s^2, s^3, 1]``, ``s = h / 100``.
 
     Args:

@@ -17,7 +17,7 @@ class MetaEnv(gym.Env):
     """A :class:`gymnasium.Env` whose dynamics or reward depend on a task.
 
     Subclasses implement :meth:`sample_tasks`, :meth:`set_task` and :meth:`get_task`, and may
-    override :meth:`log_diagnostics`. Tasks are drawn from :attr:`task_rng`, a
+    override :meth:`log_diagnostics`. Tasks are drawn from ``task_rng``, a
     :class:`numpy.random.Generator` owned by the env and seeded with :meth:`seed_tasks`; the
     global ``np.random`` state is never used. Episode randomness (reset noise) comes from
     gymnasium's own ``np_random``, seeded through ``reset(seed=...)``.

@@ -156,7 +156,7 @@ class OracleBatchedEnv(BatchedMetaEnv):
 
     Args:
         env: the wrapped env's batched implementation.
-        observation_space: the oracle observation space (:attr:`OracleEnv.observation_space`).
+        observation_space: the oracle observation space (the ``observation_space`` of :class:`OracleEnv`).
         features: maps a task to its ``[task_dim]`` features (and checks its size).
     """
 

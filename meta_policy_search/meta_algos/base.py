@@ -16,6 +16,7 @@ from meta_policy_search.types import SampleBatch
 
 INNER_TYPES = ("likelihood_ratio", "log_likelihood", "dice")
 EXPLORATION_TYPES = ("original", "emaml_paper")
+"""Forms of E-MAML's exploration term: the original code's and the E-MAML paper's trajectory form."""
 
 
 def check_exploration_type(exploration_type: str) -> str:
@@ -180,7 +181,7 @@ class MAMLAlgo(tf.Module):
         return tf.reduce_mean(objectives.masked_task_mean(kl, batch.mask))
 
     def inner_objective(self, params: Params, batch: TensorBatch) -> tf.Tensor:
-        """Per-task inner losses ``[T]`` of type :attr:`inner_type`."""
+        """Per-task inner losses ``[T]`` of type ``inner_type``."""
         return self._inner_objective_and_dist_info(params, batch)[0]
 
     def _inner_objective_and_dist_info(
@@ -246,7 +247,7 @@ class MAMLAlgo(tf.Module):
         """Convert a processed batch to the policy's dtype.
 
         The last ``num_inner_grad_steps + 1`` conversions are cached by object identity: the
-        inner step (:meth:`_adapt`) and the outer step (:meth:`optimize_policy`) of one
+        inner step (``_adapt``) and the outer step (:meth:`optimize_policy`) of one
         iteration convert every inner batch once (issue 7). A batch must not be modified in
         place after it was first converted.
 
@@ -292,7 +293,7 @@ class MAMLAlgo(tf.Module):
     def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
         """The outer loss at the current parameters (default: the post-update surrogate).
 
-        Adds E-MAML's pre-update sampling term when :attr:`exploration` is set.
+        Adds E-MAML's pre-update sampling term when ``exploration`` is set.
         """
         return self.surrogate_meta_loss(batches, exploration=self.exploration)
 
@@ -334,7 +335,7 @@ class MAMLAlgo(tf.Module):
         return tf.reduce_mean(loss)
 
     def exploration_loss(self, chain: Sequence[Params], batches: Sequence[TensorBatch]) -> tf.Tensor:
-        """E-MAML's pre-update sampling term per task ``[T]``, of type :attr:`exploration_type`.
+        """E-MAML's pre-update sampling term per task ``[T]``, of type ``exploration_type``.
 
         ``'original'`` (the original ProMP code's E-MAML-TRPO/VPG): the task's mean post-update
         reward, standardized over the meta-batch, times the mean log-likelihood of its step-0

@@ -163,8 +163,8 @@ def process_info() -> dict[str, Any]:
 class ExecutorBase:
     """Argument checks and context management shared by the executors.
 
-    Subclasses call :meth:`_init_sizes` and :meth:`_init_spaces` in their constructor,
-    :meth:`_check_collect_args` at the start of ``collect`` and set ``_tasks_set`` in
+    Subclasses call ``_init_sizes`` and ``_init_spaces`` in their constructor,
+    ``_check_collect_args`` at the start of ``collect`` and set ``_tasks_set`` in
     ``set_tasks``; they define ``close``, which sets ``_closed``.
     """
 

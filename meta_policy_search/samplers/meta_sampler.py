@@ -24,6 +24,7 @@ NONFINITE_MODES = ("raise", "drop")
 reward: raise a ``NonFiniteSampleError`` naming the task, rollout and step, or drop the episode."""
 
 EXECUTORS = ("iterative", "parallel", "ray")
+"""Names of the sampler executors (``executor`` argument and config field)."""
 
 AUTO_TIMEOUT = "auto"
 """``MetaSampler(timeout=AUTO_TIMEOUT)``: a phase may take the larger of

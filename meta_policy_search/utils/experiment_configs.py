@@ -32,7 +32,7 @@ DEFAULT_MAX_PATH_LENGTH = 100
 RESERVED_KEYS = ("algo", "paper_config_entry")
 """Keys of ``params.json`` that are metadata, accepted and ignored in config files: the
 algorithm's name and the paper-config entry that was applied
-(:class:`~meta_policy_search.utils.experiment.PaperConfigEntry`)."""
+(see :func:`~meta_policy_search.utils.config_parsing.config_to_dict`)."""
 
 RESUME_CHANGEABLE = frozenset({
     "n_itr", "dump_path", "log_formats", "parallel", "executor", "n_parallel", "ray_address",

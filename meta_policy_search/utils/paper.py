@@ -125,7 +125,7 @@ def paper_entry(algo_name: str, env: str) -> dict[str, Any]:
     Returns:
         Config field -> JSON value (lists stay lists); empty if the paper did not run ``env``.
         Keys are not checked against any config class here (see
-        :func:`meta_policy_search.utils.experiment.paper_overrides`).
+        :func:`paper_overrides`).
     """
     data = _paper_configs()
     entry = data["paper"].get(env)

@@ -40,7 +40,7 @@ from gymnasium.utils import seeding
 
 from meta_policy_search.envs.batched.base import BatchedMetaEnv, BatchedStep, check_num_tasks
 from meta_policy_search.envs.mujoco_envs import ant_rand_direc, ant_rand_goal, humanoid_rand_direc
-from meta_policy_search.envs.mujoco_envs._common import (
+from meta_policy_search.envs.mujoco_envs.common import (
     ForwardRewardEnv,
     HealthyTerminationMixin,
     MujocoMetaEnv,
@@ -155,7 +155,7 @@ class BatchedMujocoEnv(BatchedMetaEnv):
         return gather_contact
 
     def _contact_views(self, data: Any) -> tuple[np.ndarray, ...]:
-        """The Ant's or Humanoid's fields of ``data``, in the order of :meth:`_field_layout`."""
+        """The Ant's or Humanoid's fields of ``data``, in the order of ``_field_layout``."""
         common = (data.qpos, data.qvel, data.cfrc_ext.ravel())
         if isinstance(self._proto, HumanoidEnv):
             return common + (

@@ -40,7 +40,7 @@ def _dense_reward(reward_type: str, distance: np.ndarray) -> np.ndarray:
 class BatchedPointEnv(BatchedMetaEnv):
     """``num_envs`` copies of a point env (:class:`PointEnvRandGoal` semantics by default).
 
-    Subclasses override :meth:`_read_reset`, :meth:`_read_task` and :meth:`_transition`.
+    Subclasses override ``_read_reset``, ``_read_task`` and ``_transition``.
 
     Args:
         env: the single env (copied; not modified).

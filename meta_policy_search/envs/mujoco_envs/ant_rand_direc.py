@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from gymnasium.envs.mujoco.ant_v5 import AntEnv
 
-from meta_policy_search.envs.mujoco_envs._common import (
+from meta_policy_search.envs.mujoco_envs.common import (
     ForwardRewardEnv,
     HealthyTerminationMixin,
     MujocoMetaEnv,

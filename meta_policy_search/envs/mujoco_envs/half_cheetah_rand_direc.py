@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gymnasium.envs.mujoco.half_cheetah_v5 import HalfCheetahEnv
 
-from meta_policy_search.envs.mujoco_envs._common import mujoco_warnings_to_python
+from meta_policy_search.envs.mujoco_envs.common import mujoco_warnings_to_python
 from meta_policy_search.envs.mujoco_envs.tasks import DirectionTaskEnv
 
 CTRL_COST_WEIGHT = 0.05

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gymnasium.envs.mujoco.hopper_v5 import HopperEnv
 
-from meta_policy_search.envs.mujoco_envs._common import ForwardRewardEnv, HealthyTerminationMixin
+from meta_policy_search.envs.mujoco_envs.common import ForwardRewardEnv, HealthyTerminationMixin
 from meta_policy_search.envs.mujoco_envs.rand_params import RandParamsEnv
 
 CTRL_COST_WEIGHT = 1e-3

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from gymnasium.envs.mujoco.humanoid_v5 import HumanoidEnv, mass_center
 
-from meta_policy_search.envs.mujoco_envs._common import (
+from meta_policy_search.envs.mujoco_envs.common import (
     ForwardRewardEnv,
     HealthyTerminationMixin,
     squared_norm,
@@ -25,7 +25,7 @@ SURVIVE_REWARD = 5.0
 class HumanoidMixin(HealthyTerminationMixin, ForwardRewardEnv):
     """Centre-of-mass velocity, costs and termination shared by the Humanoid meta-envs.
 
-    ``reward_forward`` is the task's forward reward times :meth:`_forward_weight`.
+    ``reward_forward`` is the task's forward reward times ``_forward_weight``.
     """
 
     def _position(self) -> np.ndarray:

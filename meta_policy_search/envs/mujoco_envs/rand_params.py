@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from meta_policy_search.envs.mujoco_envs._common import MujocoMetaEnv
+from meta_policy_search.envs.mujoco_envs.common import MujocoMetaEnv
 from meta_policy_search.utils.validation import check_positive_int
 
 RAND_PARAM_BASES: dict[str, float] = {

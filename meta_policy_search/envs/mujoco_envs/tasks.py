@@ -1,6 +1,8 @@
 """Task distributions shared by the MuJoCo meta-envs: directions, target velocities, goals.
 
-Each mixin implements :meth:`sample_tasks`, :meth:`set_task` and :meth:`get_task` of
+Each mixin implements :meth:`~meta_policy_search.envs.base.MetaEnv.sample_tasks`,
+:meth:`~meta_policy_search.envs.base.MetaEnv.set_task` and
+:meth:`~meta_policy_search.envs.base.MetaEnv.get_task` of
 :class:`~meta_policy_search.envs.base.MetaEnv` for one kind of task and stores the current task
 in an attribute the env's reward reads (``goal_direction``, ``goal_velocity``, ``goal_position``).
 Tasks are drawn from ``self.task_rng`` only.
@@ -11,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from meta_policy_search.envs.base import as_finite_vector
-from meta_policy_search.envs.mujoco_envs._common import ForwardRewardEnv, MujocoMetaEnv
+from meta_policy_search.envs.mujoco_envs.common import ForwardRewardEnv, MujocoMetaEnv
 from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_error_diagnostics
 from meta_policy_search.types import PathBatch
 from meta_policy_search.utils.validation import check_positive_int

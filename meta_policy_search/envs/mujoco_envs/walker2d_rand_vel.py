@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gymnasium.envs.mujoco.walker2d_v5 import Walker2dEnv
 
-from meta_policy_search.envs.mujoco_envs._common import HealthyTerminationMixin
+from meta_policy_search.envs.mujoco_envs.common import HealthyTerminationMixin
 from meta_policy_search.envs.mujoco_envs.tasks import VelocityTaskEnv
 from meta_policy_search.envs.mujoco_envs.walker2d_rand_direc import CTRL_COST_WEIGHT, FRAME_SKIP
 

@@ -91,7 +91,8 @@ class PointEnvBase(MetaEnv):
     """Common base of the point envs: spaces, action checks, episode state and diagnostics.
 
     Subclasses set the class attributes ``action_bound`` and ``obs_dim`` and implement
-    :meth:`sample_tasks`, :meth:`set_task`, :meth:`get_task`, :meth:`reset` and :meth:`step`.
+    :meth:`sample_tasks`, :meth:`set_task`, :meth:`get_task`, ``reset`` and ``step``
+    (gymnasium's).
     """
 
     metadata = {"render_modes": []}

@@ -41,7 +41,7 @@ class CornerGoalEnv(PointEnvBase):
         self._goal = CORNERS[3].copy()
 
     def sample_tasks(self, n_tasks: int) -> list[np.ndarray]:
-        """Draw ``n_tasks`` corner goals uniformly with :attr:`task_rng`.
+        """Draw ``n_tasks`` corner goals uniformly with ``task_rng``.
 
         Args:
             n_tasks: number of tasks, positive.

@@ -46,7 +46,7 @@ class PointEnvRandGoal(PointEnvBase):
         return BatchedPointEnv(self, num_envs)
 
     def sample_tasks(self, n_tasks: int) -> list[np.ndarray]:
-        """Draw ``n_tasks`` goals uniformly from ``[-0.5, 0.5]^2`` with :attr:`task_rng`.
+        """Draw ``n_tasks`` goals uniformly from ``[-0.5, 0.5]^2`` with ``task_rng``.
 
         Args:
             n_tasks: number of tasks, positive.

@@ -35,7 +35,7 @@ class MetaPointEnvWalls(MetaPointEnvCorner):
 
     * Task: a float64 array of shape ``[3, 2]``: row 0 the goal corner ``(+-2, +-2)`` (uniform),
       row 1 the inner gap point on the unit circle, row 2 the outer gap point on the circle of
-      radius 2 (both in a direction drawn from an isotropic Gaussian with :attr:`task_rng`).
+      radius 2 (both in a direction drawn from an isotropic Gaussian with ``task_rng``).
     * Reset, dynamics and action space as :class:`MetaPointEnvCorner`:
       ``s ~ U(-0.2, 0.2)^2``, ``s' = s + clip(a, -0.2, 0.2)``.
     * Walls: a step from inside radius ``r`` (1 or 2) to outside it whose end point is farther
@@ -74,7 +74,7 @@ class MetaPointEnvWalls(MetaPointEnvCorner):
         self._gaps = np.array([[WALL_RADII[0], 0.0], [WALL_RADII[1], 0.0]])
 
     def sample_tasks(self, n_tasks: int) -> list[np.ndarray]:
-        """Draw ``n_tasks`` (goal corner, inner gap, outer gap) tasks with :attr:`task_rng`.
+        """Draw ``n_tasks`` (goal corner, inner gap, outer gap) tasks with ``task_rng``.
 
         Args:
             n_tasks: number of tasks, positive.

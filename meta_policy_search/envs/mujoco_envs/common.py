@@ -30,11 +30,11 @@ if TYPE_CHECKING:
 class MujocoMetaEnv(MetaEnv, MujocoEnv, utils.EzPickle):
     """Base of the MuJoCo meta-envs: a task-aware ``step``, never truncating, and pickling.
 
-    Subclasses define :meth:`_step_info` (the locomotion envs through
+    Subclasses define ``_step_info`` (the locomotion envs through
     :class:`ForwardRewardEnv`), which turns the positions before and after the
     ``frame_skip`` physics steps into the per-step info dict. The reward is the sum of the info
     entries whose key starts with ``'reward_'``, so every reward term is visible to
-    :meth:`log_diagnostics` and to the tests. :meth:`_is_terminated` defaults to never.
+    :meth:`log_diagnostics` and to the tests. ``_is_terminated`` defaults to never.
 
     Pickling re-runs the (argument-free) constructor through gymnasium's
     :class:`~gymnasium.utils.EzPickle`, then restores the task, the task RNG, the episode RNG
@@ -172,7 +172,7 @@ class ForwardRewardEnv(MujocoMetaEnv):
     The info is ``{"forward_vel": v, "reward_forward": _forward_reward(v), **_cost_terms(a)}``
     with ``v = _forward_velocity(before, after)``, in that key order (the reward sums the
     ``'reward_'`` entries in this order). The task mixins of :mod:`.tasks` define
-    :meth:`_forward_velocity` and :meth:`_forward_reward`; the default cost terms are
+    ``_forward_velocity`` and ``_forward_reward``; the default cost terms are
     ``reward_ctrl = -ctrl_cost_weight * ||a||^2``, followed by ``reward_survive =
     survive_reward`` unless ``survive_reward`` is ``None``. The default diagnostics are
     :func:`.diagnostics.velocity_diagnostics`.
