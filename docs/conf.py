@@ -87,3 +87,25 @@ import docs_references  # noqa: E402
 def setup(app):  # noqa: ANN001, ANN201 - Sphinx's extension hook
     """Connect the reference resolver and the docstring filters of :mod:`docs_references`."""
     docs_references.connect(app)
+
+
+def check_api_index_lists_every_module() -> None:
+    """Fail the build if ``api.rst`` misses a module of the package (or lists a gone one)."""
+    import pkgutil
+    import re
+
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "api.rst"),
+              encoding="utf-8") as f:
+        listed = set(re.findall(r"^   (meta_policy_search[\w.]*)$", f.read(), flags=re.M))
+    modules = {"meta_policy_search"} | {
+        info.name for info in pkgutil.walk_packages(meta_policy_search.__path__,
+                                                    "meta_policy_search.")
+    }
+    if listed != modules:
+        raise RuntimeError(
+            f"docs/api.rst must list every module of the package: missing "
+            f"{sorted(modules - listed)}, not modules {sorted(listed - modules)}"
+        )
+
+
+check_api_index_lists_every_module()

@@ -24,7 +24,7 @@ Callback = Callable[["Trainer", int, dict[str, float]], Any]
 class Trainer:
     """Runs gradient-based meta-RL: one meta-iteration per loop, as in the original ProMP code.
 
-    Pseudocode of one iteration (``design.md`` section 1)::
+    Pseudocode of one iteration (the documentation's *Architecture* page draws it)::
 
         sampler.update_tasks()                    # meta_batch_size new tasks
         policy.switch_to_pre_update()             # sample with the shared (pre-update) params

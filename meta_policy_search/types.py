@@ -1,6 +1,6 @@
 """Shared data types: the padded, fixed-shape batches that flow from sampler to algorithm.
 
-Shape conventions (see ``design.md`` section 2):
+Shape conventions (see the documentation's *Architecture* page):
 
 * ``T`` = ``meta_batch_size`` (number of tasks),
 * ``R`` = ``rollouts_per_meta_task`` (episodes per task),

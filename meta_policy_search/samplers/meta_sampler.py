@@ -94,7 +94,7 @@ def _first_nonfinite(paths: PathBatch, task: int, rollout: int) -> tuple[str, in
 class MetaSampler:
     """Collect episodes for each of ``meta_batch_size`` tasks, in one of two sampling modes.
 
-    Usage per meta-iteration (see ``design.md`` section 1)::
+    Usage per meta-iteration (as :class:`~meta_policy_search.meta_trainer.Trainer` does it)::
 
         sampler.update_tasks()                  # new meta-batch of tasks
         for step in range(num_inner_grad_steps + 1):

@@ -1,7 +1,7 @@
 """Executor whose Ray actors each own whole rollouts of a contiguous block of tasks.
 
 The multi-machine version of :class:`~meta_policy_search.samplers.MetaParallelEnvExecutor`
-(``design.md`` section 7): a Ray actor call costs about a millisecond, far too much per env step,
+across machines: a Ray actor call costs about a millisecond, far too much per env step,
 so an actor owns all env copies of its tasks and whole rollouts. Once per sampling phase the
 driver puts each actor's numpy policy slice into the object store and every actor runs the same
 rollout loop (:func:`~meta_policy_search.samplers.executor_base.collect_paths`) and returns

@@ -27,9 +27,9 @@ class PointEnvRandGoal(PointEnvBase):
       episodes at ``max_path_length`` (the MAML paper used 100).
 
     Difference from the MAML paper's rllab env: that env also ended an episode once the point was
-    within 0.01 of the goal on both axes. We never terminate, as ``envs.md`` specifies, so all
-    episodes have the same length; with ``-distance`` rewards this only changes returns by the
-    (tiny) remaining distances after the goal is reached.
+    within 0.01 of the goal on both axes. We never terminate, so all episodes have the same
+    length (the same number of steps per task); with ``-distance`` rewards this only changes
+    returns by the (tiny) remaining distances after the goal is reached.
 
     Before the first :meth:`set_task` the goal is the origin.
     """
