@@ -15,7 +15,7 @@ def adapt(
     inner_loss_fn: Callable[[Params], tf.Tensor],
     first_order: bool = False,
 ) -> dict[str, tf.Tensor]:
-    """One gradient step per task: ``theta'_t = theta_t - alpha * grad L_t(theta_t)``.
+    r"""One gradient step per task: :math:`\theta'_t = \theta_t - \alpha \nabla L_t(\theta_t)`.
 
     ``params`` hold one parameter set per task on a leading axis ``[T, ...]`` and
     ``inner_loss_fn`` returns the per-task losses ``[T]``; since task ``t``'s loss depends only

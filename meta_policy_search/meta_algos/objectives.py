@@ -33,10 +33,11 @@ def likelihood_ratio_objective(
     advantages: tf.Tensor,
     mask: tf.Tensor,
 ) -> tf.Tensor:
-    """LVC objective (ProMP's inner objective), as a loss.
+    r"""LVC objective (ProMP's inner objective), as a loss.
 
-    ``L_t = -mean_t[ pi_theta(a|s) / pi_old(a|s) * A ]`` with ``pi_old`` the sampling policy
-    held constant. At ``theta = theta_old`` its gradient is the policy gradient and its Hessian
+    :math:`L_t = -\mathbb{E}_t\big[\pi_\theta(a \mid s) / \pi_{\text{old}}(a \mid s)\, A\big]`
+    with :math:`\pi_{\text{old}}` the sampling policy held constant. At
+    :math:`\theta = \theta_{\text{old}}` its gradient is the policy gradient and its Hessian
     is the low-variance curvature estimate of Rothfuss et al., ProMP, ICLR 2019, eq. (9).
 
     Args:
@@ -55,7 +56,10 @@ def likelihood_ratio_objective(
 def log_likelihood_objective(
     log_likelihood: tf.Tensor, advantages: tf.Tensor, mask: tf.Tensor
 ) -> tf.Tensor:
-    """MAML's inner objective (REINFORCE surrogate), ``L_t = -mean_t[ log pi_theta(a|s) * A ]``.
+    r"""MAML's inner objective (REINFORCE surrogate).
+
+    :math:`L_t = -\mathbb{E}_t[\log \pi_\theta(a \mid s)\, A]`, the mean over task ``t``'s
+    real steps.
 
     Finn et al., "Model-Agnostic Meta-Learning", ICML 2017. Returns ``[T]`` per-task losses.
     """
@@ -95,16 +99,20 @@ def dice_objective(
     adjusted_rewards: tf.Tensor,
     mask: tf.Tensor,
 ) -> tf.Tensor:
-    """DiCE objective with a baseline, as a loss (the original ProMP's DiCE-MAML objective).
+    r"""DiCE objective with a baseline, as a loss (the original ProMP's DiCE-MAML objective).
 
-    ``L_t = -1 / (N_t H) * sum_{n, h} w_{n,h} * adj_{n,h} * mask_{n,h}`` over the ``N_t`` real
-    episodes of task ``t``, with
-    ``w_h = exp(sum_{h' <= h} log pi(a_h'|s_h') - stop_gradient(sum_{h' <= h} log pi_old(a_h'|s_h')))``
-    and ``adj`` the adjusted rewards of
+    .. math::
+
+       L_t = -\frac{1}{N_t H} \sum_{n, h} w_{n,h}\, \tilde r_{n,h}\, m_{n,h}, \qquad
+       w_{n,h} = \exp\Big(\sum_{h' \le h} \log \pi(a_{h'} \mid s_{h'})
+                 - \log \pi_{\text{old}}(a_{h'} \mid s_{h'})\Big)
+
+    over the :math:`N_t` real episodes of task :math:`t` (mask :math:`m`), with
+    :math:`\pi_{\text{old}}` held constant and :math:`\tilde r` the adjusted rewards of
     :class:`~meta_policy_search.samplers.DiceSampleProcessor`: the discounted rewards
     ``gamma^h r_h`` minus a baseline, standardized over the task's padded ``[N, H]`` array.
 
-    ``pi_old`` is the policy that sampled the data. At ``pi = pi_old`` the weight ``w_h`` is
+    At :math:`\pi = \pi_{\text{old}}` (the policy that sampled the data) the weight :math:`w` is
     DiCE's magic box of the cumulative log-probability (value 1, and every derivative is the
     DiCE estimator's; Foerster et al., "DiCE: The Infinitely Differentiable Monte Carlo
     Estimator", ICML 2018). Anchoring the box at ``pi_old`` rather than at
@@ -131,14 +139,21 @@ def dice_objective(
 
 
 def surrogate_objective(ratio: tf.Tensor, advantages: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
-    """TRPO's surrogate ``L_t = -mean_t[ r * A ]`` with ``r = pi_theta / pi_old``. Returns ``[T]``."""
+    r"""TRPO's surrogate :math:`L_t = -\mathbb{E}_t[r A]` with :math:`r = \pi_\theta / \pi_{\text{old}}`.
+
+    Returns ``[T]`` per-task losses.
+    """
     return -masked_task_mean(ratio * advantages, mask)
 
 
 def clipped_surrogate_objective(
     ratio: tf.Tensor, advantages: tf.Tensor, mask: tf.Tensor, clip_eps: tf.Tensor | float
 ) -> tf.Tensor:
-    """PPO's clipped surrogate ``-mean_t[ min(r A, clip(r, 1 - eps, 1 + eps) A) ]``. Returns ``[T]``.
+    r"""PPO's clipped surrogate, as a loss.
+
+    :math:`L_t = -\mathbb{E}_t[\min(r A, \operatorname{clip}(r, 1 - \epsilon, 1 + \epsilon) A)]`.
+
+    Returns ``[T]`` per-task losses.
 
     Schulman et al., "Proximal Policy Optimization Algorithms", 2017.
     """
@@ -172,10 +187,11 @@ def exploration_objective(
     post_update_rewards: tf.Tensor,
     post_update_mask: tf.Tensor,
 ) -> tf.Tensor:
-    """E-MAML's pre-update sampling term as the original ProMP code computed it.
+    r"""E-MAML's pre-update sampling term as the original ProMP code computed it.
 
-    ``L_t = -mean_h[ adj_t,h ] * mean_h[ log pi_theta(a_h|s_h) ]`` with the first mean over the
-    real post-update steps of task ``t``, ``adj`` the post-update rewards standardized over the
+    :math:`L_t = -\mathbb{E}_h[\bar r_{t,h}]\; \mathbb{E}_h[\log \pi_\theta(a_h \mid s_h)]`
+    with the first mean over the real post-update steps of task ``t``, :math:`\bar r` the
+    post-update rewards standardized over the
     whole meta-batch (:func:`meta_batch_standardized_rewards`, held constant), and the second
     mean over the real pre-update (step 0) steps of task ``t``: the task's standardized
     post-update reward credited to every pre-update action (Stadie et al., "Some considerations
@@ -200,10 +216,11 @@ def exploration_objective(
 def paper_exploration_objective(
     pre_update_log_likelihood: tf.Tensor, pre_update_mask: tf.Tensor, post_update_returns: tf.Tensor
 ) -> tf.Tensor:
-    """E-MAML's term in the paper's trajectory form, with a leave-one-out baseline.
+    r"""E-MAML's term in the paper's trajectory form, with a leave-one-out baseline.
 
-    ``L_t = -mean_n[ sum_h log pi(a_h|s_h) ] * stop_gradient(J_t - b_t)``, the mean over the
-    task's real episodes ``n``: a score-function estimate of how the pre-update policy's
+    :math:`L_t = -\mathbb{E}_n\big[\sum_h \log \pi(a_h \mid s_h)\big]\,
+    \operatorname{sg}(J_t - b_t)` (sg: stop-gradient), the mean over the task's real episodes
+    :math:`n`: a score-function estimate of how the pre-update policy's
     exploration changes the return ``J_t`` reached after adaptation (Stadie et al., "Some
     considerations on learning to explore via meta-RL", 2018; Al-Shedivat et al. 2018).
     ``b_t`` is the mean of the *other* tasks' ``J`` (leave-one-out, so the baseline adds no

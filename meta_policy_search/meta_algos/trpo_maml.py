@@ -13,11 +13,17 @@ from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLP
 
 
 class TRPOMAML(MAMLAlgo):
-    """MAML with a TRPO outer step.
+    r"""MAML with a TRPO outer step.
 
-    ``min_theta mean_t[-r A]`` on the post-update batch (``r = pi_{theta_K} / pi_old``) subject
-    to ``mean KL(pi_old || pi_{theta_K}) <= step_size``, solved with conjugate gradient on exact
-    Hessian-vector products of the KL *through the inner steps* and a backtracking line search
+    .. math::
+
+       \min_\theta\ -\mathbb{E}_t[r A] \quad \text{s.t.} \quad
+       \mathbb{E}_t\big[D_{\mathrm{KL}}(\pi_{\text{old}} \,\|\, \pi_{\theta_K})\big] \le \delta
+
+    on the post-update batch, with :math:`r = \pi_{\theta_K} / \pi_{\text{old}}`,
+    :math:`\theta_K(\theta)` the adapted parameters and :math:`\delta` = ``step_size``, solved
+    with conjugate gradient on exact Hessian-vector products of the KL *through the inner steps*
+    and a backtracking line search
     (:class:`~meta_policy_search.optimizers.ConjugateGradientOptimizer`).
 
     Arguments not listed below are those of :class:`MAMLAlgo`.

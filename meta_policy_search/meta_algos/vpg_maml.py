@@ -8,11 +8,12 @@ from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLP
 
 
 class VPGMAML(MAMLAlgo):
-    """MAML with one Adam step on the post-update policy-gradient objective.
+    r"""MAML with one Adam step on the post-update policy-gradient objective.
 
-    The outer loss is ``mean_t[-r A]`` on the post-update batch with ``r = pi_{theta_K}/pi_old``;
-    at the sampling parameters its gradient equals that of ``-log pi A`` (vanilla policy
-    gradient), through the inner steps of type ``inner_type``.
+    The outer loss is :math:`-\mathbb{E}_t[r A]` on the post-update batch with
+    :math:`r = \pi_{\theta_K} / \pi_{\text{old}}`; at the sampling parameters its gradient equals
+    that of :math:`-\log \pi\, A` (vanilla policy gradient), through the inner steps of type
+    ``inner_type``.
 
     Arguments not listed below are those of :class:`MAMLAlgo`.
 
