@@ -26,7 +26,7 @@ setup(
     ],
     extras_require={
         "test": ["pytest"],
-        "docs": ["sphinx", "furo"],
+        "docs": ["sphinx", "furo", "sphinx-mathjax-offline"],
         "ray": ["ray"],
     },
 )

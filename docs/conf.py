@@ -41,6 +41,9 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
     "sphinx.ext.mathjax",
+    # MathJax 3 shipped with the docs (copied into _static/mathjax): formulas render offline and
+    # on machines without access to MathJax's CDN.
+    "sphinx-mathjax-offline",
 ]
 
 autosummary_generate = True
@@ -71,6 +74,7 @@ root_doc = "index"
 html_theme = "furo"
 html_title = f"meta_policy_search {release}"
 html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 pygments_style = "sphinx"
 pygments_dark_style = "monokai"
 

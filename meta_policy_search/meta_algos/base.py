@@ -33,16 +33,18 @@ def check_exploration_type(exploration_type: str) -> str:
 
 
 class MAMLAlgo(tf.Module):
-    """Gradient-based meta-learning with ``num_inner_grad_steps`` inner policy-gradient steps.
+    r"""Gradient-based meta-learning with ``num_inner_grad_steps`` inner policy-gradient steps.
 
-    Pseudocode of one meta-iteration (driven by :class:`~meta_policy_search.meta_trainer.Trainer`)::
+    One meta-iteration (driven by :class:`~meta_policy_search.meta_trainer.Trainer`), for every
+    task at once, with :math:`\theta_0 = \theta` tiled over the tasks:
 
-        theta_0 = theta (tiled over tasks)
-        for k in 0..K-1:
-            D_k = sample(pi_{theta_k});  theta_{k+1} = theta_k - alpha * grad L_inner(theta_k, D_k)
-        D_K = sample(pi_{theta_K})
-        theta <- outer step on L_outer(theta_K(theta), D_0..D_K)     # differentiates through
-                                                                    # every inner step
+    1. for :math:`k = 0, \dots, K-1`: sample :math:`\mathcal{D}_k` with :math:`\pi_{\theta_k}`,
+       then :math:`\theta_{k+1} = \theta_k - \alpha \nabla_\theta L^{\text{in}}(\theta_k;
+       \mathcal{D}_k)`;
+    2. sample :math:`\mathcal{D}_K` with :math:`\pi_{\theta_K}`;
+    3. update :math:`\theta` with an outer step on
+       :math:`L^{\text{out}}(\theta_K(\theta); \mathcal{D}_0, \dots, \mathcal{D}_K)`,
+       differentiating through every inner step.
 
     Subclasses define the outer objective and optimizer in :meth:`optimize_policy`.
 
@@ -319,9 +321,10 @@ class MAMLAlgo(tf.Module):
         exploration: bool = False,
         chain: Sequence[Params] | None = None,
     ) -> tf.Tensor:
-        """Mean over tasks of the post-update surrogate ``-mean[r A]`` (+ E-MAML's term).
+        r"""Mean over tasks of the post-update surrogate :math:`-\mathbb{E}[r A]` (+ E-MAML's term).
 
-        ``r = pi_{theta_K}(a|s) / pi_old(a|s)`` on the post-update batch, ``theta_K`` adapted from
+        :math:`r = \pi_{\theta_K}(a \mid s) / \pi_{\text{old}}(a \mid s)` on the post-update
+        batch, :math:`\theta_K` adapted from
         the current parameters through all inner steps (``chain``, from :meth:`adapted_params`
         if not given).
         """
@@ -335,18 +338,18 @@ class MAMLAlgo(tf.Module):
         return tf.reduce_mean(loss)
 
     def exploration_loss(self, chain: Sequence[Params], batches: Sequence[TensorBatch]) -> tf.Tensor:
-        """E-MAML's pre-update sampling term per task ``[T]``, of type ``exploration_type``.
+        r"""E-MAML's pre-update sampling term per task ``[T]``, of type ``exploration_type``.
 
         ``'original'`` (the original ProMP code's E-MAML-TRPO/VPG): the task's mean post-update
         reward, standardized over the meta-batch, times the mean log-likelihood of its step-0
-        samples under the current shared parameters ``theta_0``
+        samples under the current shared parameters :math:`\theta_0`
         (:func:`~meta_policy_search.meta_algos.objectives.exploration_objective`); only step 0
         is credited, also with several inner steps.
 
         ``'emaml_paper'``: the trajectory score-function form with a leave-one-out baseline
         (:func:`~meta_policy_search.meta_algos.objectives.paper_exploration_objective`), summed
-        over the sampling distributions of all inner steps ``k < K`` (``theta_k`` adapted from
-        ``theta``).
+        over the sampling distributions of all inner steps :math:`k < K` (:math:`\theta_k` adapted
+        from :math:`\theta`).
 
         Args:
             chain: ``[theta_0, ..., theta_K]`` from :meth:`adapted_params`.
@@ -371,7 +374,8 @@ class MAMLAlgo(tf.Module):
         return total
 
     def post_update_kl(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
-        """Mean KL(pi_old || pi_{theta_K}) over the real post-update steps of all tasks."""
+        r"""Mean :math:`D_{\mathrm{KL}}(\pi_{\text{old}} \| \pi_{\theta_K})` over the real post-update
+        steps of all tasks."""
         return self._mean_kl(self.adapted_params(batches[:-1])[-1], batches[-1])
 
 

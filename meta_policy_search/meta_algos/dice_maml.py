@@ -14,14 +14,16 @@ from meta_policy_search.types import SampleBatch
 
 
 class DICEMAML(VPGMAML):
-    """DiCE inner steps and a DiCE outer objective, optimised with Adam.
+    r"""DiCE inner steps and a DiCE outer objective, optimised with Adam.
 
-    Inner and outer losses are, per task, ``-mean_{n,h}[ magic_box(sum_{h'<=h} log pi) * adj_h ]``
-    over the task's padded ``[N, H]`` array
+    Inner and outer losses are, per task,
+    :math:`-\mathbb{E}_{n,h}\big[\boxdot\big(\sum_{h' \le h} \log \pi(a_{h'} \mid s_{h'})\big)\,
+    \tilde r_h\big]` over the task's padded ``[N, H]`` array
     (:func:`~meta_policy_search.meta_algos.objectives.dice_objective`), with the adjusted
-    rewards of :class:`~meta_policy_search.samplers.DiceSampleProcessor` (discounted rewards
-    minus a baseline, standardized); differentiating the outer loss through the DiCE inner step
-    gives the DiCE second-order terms. The samples must come from a ``DiceSampleProcessor``.
+    rewards :math:`\tilde r_h` of :class:`~meta_policy_search.samplers.DiceSampleProcessor`
+    (discounted rewards minus a baseline, standardized); differentiating the outer loss through
+    the DiCE inner step gives the DiCE second-order terms. The samples must come from a
+    ``DiceSampleProcessor``.
 
     Arguments not listed below are those of :class:`VPGMAML`.
 
@@ -70,13 +72,13 @@ class DICEMAML(VPGMAML):
 
 
 class VPG_DICEMAML(DICEMAML):  # noqa: N801 - the original's public name
-    """DiCE inner steps, vanilla policy-gradient outer step on GAE advantages (Adam).
+    r"""DiCE inner steps, vanilla policy-gradient outer step on GAE advantages (Adam).
 
     The inner steps use the DiCE objective of :class:`DICEMAML`; the outer loss is the
-    post-update surrogate ``mean_t[-r A]`` on the GAE advantages. Arguments are those of
+    post-update surrogate :math:`-\mathbb{E}_t[r A]` on the GAE advantages. Arguments are those of
     :class:`DICEMAML`.
     """
 
     def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
-        """Post-update surrogate ``mean_t[-r A]`` through the DiCE inner steps."""
+        r"""Post-update surrogate :math:`-\mathbb{E}_t[r A]` through the DiCE inner steps."""
         return self.surrogate_meta_loss(batches, exploration=False)

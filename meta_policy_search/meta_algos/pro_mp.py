@@ -17,19 +17,29 @@ from meta_policy_search.types import SampleBatch
 
 
 class ProMP(MAMLAlgo):
-    """ProMP: LVC inner steps, clipped post-update surrogate plus an inner-step KL penalty.
+    r"""ProMP: LVC inner steps, clipped post-update surrogate plus an inner-step KL penalty.
 
-    Outer loss (minimised with Adam for ``num_ppo_steps`` steps on the same samples)::
+    Outer loss, minimised with Adam for ``num_ppo_steps`` steps on the same samples:
 
-        L(theta) = mean_t[ -min(r A, clip(r, 1 - eps, 1 + eps) A) ]        on D_K, theta_K(theta)
-                 + mean_k[ eta_k * mean_t[ KL(pi_old_k || pi_{theta_k}) ] ] on D_k, k < K
+    .. math::
 
-    with ``r = pi_{theta_K} / pi_old_K``. The KL penalty is the *mean* over the ``K`` inner
-    steps, as in the original code (``tf.reduce_mean(inner_kl_coeff * mean_inner_kl_per_step)``):
-    with ``K > 1`` each ``eta_k`` weighs ``1 / K`` of what a sum would give it.
-    ``eps = clip_eps * anneal_factor ** n`` after ``n`` outer steps. With
-    ``adaptive_inner_kl_penalty``, after each outer step ``eta_k`` is halved if
-    ``KL_k < target_inner_step / 1.5`` and doubled if ``KL_k > 1.5 * target_inner_step``.
+       \begin{aligned}
+       L(\theta) = {} & -\mathbb{E}_t\big[\min\big(r A,\
+           \operatorname{clip}(r, 1 - \epsilon, 1 + \epsilon) A\big)\big]
+           && \text{on } \mathcal{D}_K,\ \theta_K(\theta) \\
+         & + \frac{1}{K} \sum_{k=0}^{K-1} \eta_k\, \mathbb{E}_t\big[
+           D_{\mathrm{KL}}(\pi_{\text{old},k} \,\|\, \pi_{\theta_k})\big]
+           && \text{on } \mathcal{D}_k,\ k < K
+       \end{aligned}
+
+    with :math:`r = \pi_{\theta_K} / \pi_{\text{old},K}`. The KL penalty is the *mean* over the
+    :math:`K` inner steps, as in the original code
+    (``tf.reduce_mean(inner_kl_coeff * mean_inner_kl_per_step)``): with :math:`K > 1` each
+    :math:`\eta_k` weighs :math:`1/K` of what a sum would give it.
+    :math:`\epsilon` = ``clip_eps * anneal_factor ** n`` after ``n`` outer steps. With
+    ``adaptive_inner_kl_penalty``, after each outer step :math:`\eta_k` is halved if
+    :math:`\mathrm{KL}_k <` ``target_inner_step / 1.5`` and doubled if
+    :math:`\mathrm{KL}_k >` ``1.5 * target_inner_step``.
 
     Arguments not listed below are those of :class:`MAMLAlgo`.
 
@@ -39,8 +49,8 @@ class ProMP(MAMLAlgo):
         num_minibatches: minibatches (split over tasks) per Adam epoch.
         clip_eps: PPO clipping range.
         target_inner_step: target KL of the inner steps for the adaptive penalty.
-        init_inner_kl_penalty: initial ``eta_k``.
-        adaptive_inner_kl_penalty: adapt ``eta_k`` as above.
+        init_inner_kl_penalty: initial :math:`\eta_k`.
+        adaptive_inner_kl_penalty: adapt :math:`\eta_k` as above.
         anneal_factor: multiplies the clipping range after every outer step.
     """
 
@@ -98,7 +108,8 @@ class ProMP(MAMLAlgo):
         return {"LossAfter": loss, "KLInner": inner_kls}
 
     def inner_kls(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
-        """``[K]``: mean over tasks of ``KL(pi_old_k || pi_{theta_k})`` on each inner batch."""
+        r"""``[K]``: mean over tasks of :math:`D_{\mathrm{KL}}(\pi_{\text{old},k} \| \pi_{\theta_k})`
+        on each inner batch."""
         return self._inner_kls(self.adapted_params(batches[:-1]), batches)
 
     def _inner_kls(self, chain: Sequence[Params], batches: Sequence[TensorBatch]) -> tf.Tensor:

@@ -1,12 +1,16 @@
-"""TRPO's constrained step: conjugate gradient on Hessian-vector products plus a line search.
+r"""TRPO's constrained step: conjugate gradient on Hessian-vector products plus a line search.
 
-Solves, around the current parameters ``theta_0``,
+Solves, around the current parameters :math:`\theta_0`,
 
-    minimize loss(theta)  subject to  constraint(theta) <= max_constraint_value
+.. math::
+
+   \min_\theta\ \mathrm{loss}(\theta) \quad \text{s.t.} \quad \mathrm{constraint}(\theta) \le
+   \delta
 
 with the usual local model (Schulman et al., 2015, "Trust Region Policy Optimization"):
-the step direction is ``x = (H + reg_coeff * I)^-1 g`` with ``g`` the loss gradient and ``H``
-the constraint's Hessian, both at ``theta_0``; the step is scaled so that the quadratic model of
+the step direction is :math:`x = (H + \lambda I)^{-1} g` (:math:`\lambda` = ``reg_coeff``) with
+:math:`g` the loss gradient and :math:`H` the constraint's Hessian, both at :math:`\theta_0`
+(:math:`\delta` = ``max_constraint_value``); the step is scaled so that the quadratic model of
 the constraint equals its bound, then shrunk by a backtracking line search.
 """
 

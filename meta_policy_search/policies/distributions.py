@@ -52,9 +52,13 @@ class DiagonalGaussian:
 
     @staticmethod
     def kl(old_dist_info: DistInfo, new_dist_info: DistInfo) -> tf.Tensor:
-        """``KL(old || new)`` summed over the action axis.
+        r"""``KL(old || new)`` summed over the action axis:
 
-        ``KL = sum_i log(s_new/s_old) + (s_old^2 + (m_old - m_new)^2) / (2 s_new^2) - 1/2``.
+        .. math::
+
+           D_{\mathrm{KL}} = \sum_i \log\frac{\sigma_{\text{new},i}}{\sigma_{\text{old},i}}
+             + \frac{\sigma_{\text{old},i}^2 + (\mu_{\text{old},i} - \mu_{\text{new},i})^2}
+                    {2 \sigma_{\text{new},i}^2} - \frac{1}{2}
 
         Returns:
             ``[...]`` KL divergences.
@@ -67,7 +71,10 @@ class DiagonalGaussian:
 
     @staticmethod
     def entropy(dist_info: DistInfo) -> tf.Tensor:
-        """Differential entropy ``sum_i (log_std_i + (1 + log 2 pi) / 2)``. Returns ``[...]``."""
+        r"""Differential entropy :math:`\sum_i \big(\log \sigma_i + (1 + \log 2\pi) / 2\big)`.
+
+        Returns ``[...]``.
+        """
         return tf.reduce_sum(dist_info["log_std"] + 0.5 * (1.0 + _LOG_2PI), axis=-1)
 
     @staticmethod

@@ -50,10 +50,11 @@ def _check_discount(name: str, value: float) -> float:
 
 
 def discount_cumsum(x_t: np.ndarray, discount: float) -> np.ndarray:
-    """Discounted cumulative sum along the last (time) axis.
+    r"""Discounted cumulative sum along the last (time) axis.
 
-    ``y_t = sum_{k >= 0} discount^k * x_{t+k}``, computed by the reverse recursion
-    ``y_t = x_t + discount * y_{t+1}`` with ``y_H = 0``, vectorized over all leading axes.
+    :math:`y_t = \sum_{k \ge 0} \gamma^k x_{t+k}` (:math:`\gamma` = ``discount``), computed by the
+    reverse recursion :math:`y_t = x_t + \gamma y_{t+1}` with :math:`y_H = 0`, vectorized over all
+    leading axes.
 
     Args:
         x_t: ``[..., H]`` float array.
@@ -78,9 +79,10 @@ def discount_cumsum(x_t: np.ndarray, discount: float) -> np.ndarray:
 
 
 def masked_discounted_returns(r_t: np.ndarray, mask_t: np.ndarray, discount: float) -> np.ndarray:
-    """Discounted reward-to-go inside each episode.
+    r"""Discounted reward-to-go inside each episode.
 
-    ``G_t = sum_{k >= 0} discount^k * r_{t+k} * m_{t+k}`` on real steps, 0 on padding. With a
+    :math:`G_t = \sum_{k \ge 0} \gamma^k r_{t+k} m_{t+k}` (:math:`\gamma` = ``discount``,
+    :math:`m` the mask) on real steps, 0 on padding. With a
     prefix mask the sum stops at the episode's last real step.
 
     Args:
@@ -122,12 +124,13 @@ def compute_gae(
     discount: float,
     gae_lambda: float,
 ) -> np.ndarray:
-    """Generalized advantage estimation without bootstrapping past the episode's end.
+    r"""Generalized advantage estimation without bootstrapping past the episode's end.
 
-    ``delta_t = r_t + discount * b_{t+1} - b_t`` where ``b_{t+1} = 0`` after the last real step,
-    and ``A_t = sum_{k >= 0} (discount * gae_lambda)^k * delta_{t+k}`` (Schulman et al. 2016,
-    "High-dimensional continuous control using generalized advantage estimation"). For
-    ``gae_lambda = 1`` this telescopes to ``A_t = G_t - b_t`` (returns minus baseline). As in the
+    :math:`\delta_t = r_t + \gamma b_{t+1} - b_t` where :math:`b_{t+1} = 0` after the last real
+    step, and :math:`A_t = \sum_{k \ge 0} (\gamma\lambda)^k \delta_{t+k}` (:math:`\gamma` =
+    ``discount``, :math:`\lambda` = ``gae_lambda``; Schulman et al. 2016, "High-dimensional
+    continuous control using generalized advantage estimation"). For :math:`\lambda = 1` this
+    telescopes to :math:`A_t = G_t - b_t` (returns minus baseline). As in the
     original ProMP the value after the final step of an episode is taken to be 0, also for
     episodes cut at ``H``.
 
