@@ -4,7 +4,7 @@ Measures, in one run on one machine, on synthetic data of the paper's size (40 t
 rollouts x H = 100, HalfCheetah dimensions obs 17 / act 6, a (64, 64) tanh
 :class:`MetaGaussianMLPPolicy` in float32):
 
-* ``_adapt``: :meth:`MAMLAlgo._adapt` (one inner step for all tasks, sets the policy);
+* ``adapt_policy``: :meth:`MAMLAlgo.adapt_policy` (one inner step for all tasks, sets the policy);
 * ``ProMP.optimize_policy`` (5 PPO steps), with 1 and 2 inner steps;
 * ``TRPOMAML.optimize_policy`` (10 CG iterations) and one Hessian-vector product. The HVP row
   times ``ConjugateGradientOptimizer.hvp``, a standalone product that recomputes the forward
@@ -103,7 +103,7 @@ def make_samples(
     batches = []
     for _ in range(num_inner_grad_steps + 1):
         batches.append(sample_batch(rng, policy.get_task_param_values(), policy, rollouts, horizon))
-        helper._adapt(batches[-1])
+        helper.adapt_policy(batches[-1])
     return batches
 
 
@@ -368,11 +368,11 @@ def main() -> None:
     n = meta_batch_size
 
     def adapt_call(algo, variant):
-        algo._adapt(samples1[0])
+        algo.adapt_policy(samples1[0])
         return None
 
     cases = {
-        "adapt": ("`_adapt` (ProMP, LVC inner step)",
+        "adapt": ("`adapt_policy` (ProMP, LVC inner step)",
                   lambda p, j: ProMP(p, 0.1, n, 1, jit_compile=j), adapt_call, None),
         "promp": ("ProMP `optimize_policy` (5 PPO steps, K=1)",
                   lambda p, j: ProMP(p, 0.1, n, 1, num_ppo_steps=5, jit_compile=j),

@@ -51,7 +51,7 @@ class EvaluationSetup:
     sample_processor: Any
     """The run's sample processor (advantages for the inner step)."""
     algo: Any
-    """The run's meta-algorithm over ``policy``; only its ``_adapt`` is used."""
+    """The run's meta-algorithm over ``policy``; only its ``adapt_policy`` is used."""
 
 
 def _check_num_adapt_steps(value: Any) -> int:
@@ -115,15 +115,15 @@ def evaluate_adaptation(
         for k in 0..K:
             paths_k = sampler.obtain_samples()          # fresh episodes with theta_k
             record the per-task average return of paths_k
-            if k < K: algo._adapt(process(paths_k))     # theta_{k+1} from theta_k
+            if k < K: algo.adapt_policy(process(paths_k))     # theta_{k+1} from theta_k
 
-    The shared (trained) parameters are never changed: ``_adapt`` only sets per-task parameters,
+    The shared (trained) parameters are never changed: ``adapt_policy`` only sets per-task parameters,
     and the policy is switched back to its pre-update parameters afterwards (also on error).
     The sampler's tasks are replaced by ``tasks`` and its phase counter advances by ``K + 1``;
     the numbers are a function of the sampler's seed and phase, the tasks and the policy.
 
     Args:
-        algo: a meta-algorithm whose ``_adapt(samples)`` sets the policy's per-task parameters;
+        algo: a meta-algorithm whose ``adapt_policy(samples)`` sets the policy's per-task parameters;
             built for ``meta_batch_size == len(tasks)``.
         policy: the algorithm's ``MetaGaussianMLPPolicy``.
         sampler: a ``MetaSampler`` over ``policy`` with ``meta_batch_size == len(tasks)``.
@@ -165,7 +165,7 @@ def evaluate_adaptation(
                 "num_env_steps": int(paths.num_env_steps),
             })
             if step < num_adapt_steps:
-                algo._adapt(sample_processor.process_samples(paths))
+                algo.adapt_policy(sample_processor.process_samples(paths))
     finally:
         policy.switch_to_pre_update()
     return results

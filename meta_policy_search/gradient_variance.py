@@ -77,7 +77,7 @@ def sample_meta_gradient(trainer: Any, gradient_fn: Any) -> np.ndarray:
             samples = processor.process_samples(sampler.obtain_samples(log=False), log=False)
             all_samples.append(samples)
             if step < trainer.num_inner_grad_steps:
-                algo._adapt(samples)
+                algo.adapt_policy(samples)
         batches = algo._check_all_samples(all_samples)
         gradients = gradient_fn(batches)
     finally:

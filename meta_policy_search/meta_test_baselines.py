@@ -46,7 +46,7 @@ class ScheduledStepSizes:
     ``later_step_size`` (``k >= 1``) for every parameter.
 
     Wraps a meta-algorithm for :func:`~meta_policy_search.evaluation.evaluate_adaptation`, which
-    calls ``_adapt`` once per adaptation step. Use it as a context manager: on exit the
+    calls ``adapt_policy`` once per adaptation step. Use it as a context manager: on exit the
     algorithm's own step sizes (e.g. a Meta-SGD run's learned ones) are put back::
 
         with ScheduledStepSizes(setup.algo, 0.1, 0.05) as algo:
@@ -67,7 +67,7 @@ class ScheduledStepSizes:
         self.first_step_size = check_step_size("first_step_size", first_step_size)
         self.later_step_size = check_step_size("later_step_size", later_step_size)
         self.num_steps_taken = 0
-        """Inner steps taken so far through ``_adapt``."""
+        """Inner steps taken so far through ``adapt_policy``."""
         self._saved: dict[str, np.ndarray] | None = None
 
     def step_size(self, step: int) -> float:
@@ -85,7 +85,7 @@ class ScheduledStepSizes:
                 self.algo.step_sizes[name].assign(value)
             self._saved = None
 
-    def _adapt(self, samples: Any) -> None:
+    def adapt_policy(self, samples: Any) -> None:
         """The wrapped algorithm's inner step with this step's size (see the class docstring).
 
         Raises:
@@ -97,7 +97,7 @@ class ScheduledStepSizes:
         alpha = self.step_size(self.num_steps_taken)
         for variable in self.algo.step_sizes.values():
             variable.assign(np.full(variable.shape, alpha, variable.dtype.as_numpy_dtype))
-        self.algo._adapt(samples)
+        self.algo.adapt_policy(samples)
         self.num_steps_taken += 1
 
 

@@ -32,7 +32,7 @@ class Trainer:
             paths = sampler.obtain_samples()      # [T, R, H] padded rollouts
             samples = sample_processor.process_samples(paths)
             if step < num_inner_grad_steps:
-                algo._adapt(samples)              # per-task adapted params for the next step
+                algo.adapt_policy(samples)              # per-task adapted params for the next step
         algo.optimize_policy(all_samples)         # outer step through the inner steps
         log Step_k-* statistics, timings, n_timesteps; save a checkpoint
 
@@ -46,7 +46,7 @@ class Trainer:
     ``'rollouts'`` mode; at least nominal in the ``'budget'`` mode).
 
     Args:
-        algo: a meta-algorithm with ``_adapt(samples)``, ``optimize_policy(all_samples_data,
+        algo: a meta-algorithm with ``adapt_policy(samples)``, ``optimize_policy(all_samples_data,
             log=True) -> dict`` and ``checkpoint_state() -> dict`` (see ``meta_algos``).
         env: the (normalized) meta-environment; its ``log_diagnostics(paths, prefix)`` is logged.
         sampler: a ``MetaSampler`` (``update_tasks``, ``obtain_samples``, ``get_state``,
@@ -183,7 +183,7 @@ class Trainer:
 
             if step < self.num_inner_grad_steps:
                 t0 = time.time()
-                self.algo._adapt(samples)
+                self.algo.adapt_policy(samples)
                 inner_step_time += time.time() - t0
         total_inner_time = time.time() - inner_start
 

@@ -2,7 +2,7 @@
 
 Two paths that must agree on a small float32 problem: every algorithm built with
 ``jit_compile=False`` and with ``jit_compile=True`` from the same initial parameters, on the same
-data. Compared: the inner step (``_adapt``), the meta-loss and meta-gradient of the compiled
+data. Compared: the inner step (``adapt_policy``), the meta-loss and meta-gradient of the compiled
 graph, the optimizer's own compiled loss (and TRPO's Hessian-vector product), and one
 ``optimize_policy`` call.
 """
@@ -85,7 +85,7 @@ def test_jit_on_and_off_agree(name):
         assert algo.jit_compile is jit and algo.optimizer.jit_compile is jit
         samples_k = samples[: algo.num_inner_grad_steps + 1]
         batches = algo._check_all_samples(samples_k)
-        algo._adapt(samples_k[0])
+        algo.adapt_policy(samples_k[0])
         adapted = policy.get_task_param_values()
         loss, grad = loss_and_gradient(algo, batches, jit)
         optimizer_loss = algo.optimizer.loss(batches)
@@ -128,7 +128,7 @@ def test_functions_trace_once_across_iterations():
             policy.switch_to_pre_update()
             samples = [make_samples(rng, policy) for _ in range(algo.num_inner_grad_steps + 1)]
             for batch in samples[:-1]:
-                algo._adapt(batch)
+                algo.adapt_policy(batch)
             algo.optimize_policy(samples, log=False)
         functions = {
             f"{owner_name}.{key}": value

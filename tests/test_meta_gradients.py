@@ -131,7 +131,7 @@ def test_adapt_matches_graph_inner_step_and_sets_policy():
     policy = make_policy()
     algo = VPGMAML(policy, 0.3, T, 1, inner_type="log_likelihood")
     samples = make_samples(rng, policy)
-    algo._adapt(samples)
+    algo.adapt_policy(samples)
     chain = algo.adapted_params([algo.to_tensors(samples)])
     for name, value in policy.get_task_param_values().items():
         np.testing.assert_allclose(value, chain[1][name].numpy(), rtol=1e-10)
@@ -164,7 +164,7 @@ def test_each_batch_is_converted_to_tensors_once_per_iteration(monkeypatch):
         policy.switch_to_pre_update()
         samples = [make_samples(rng, policy) for _ in range(3)]
         for batch in samples[:-1]:
-            algo._adapt(batch)
+            algo.adapt_policy(batch)
         algo.optimize_policy(samples, log=False)
         assert conversions[-3:] == [id(s) for s in samples]
     assert len(conversions) == 6

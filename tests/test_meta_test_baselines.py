@@ -185,7 +185,7 @@ def test_first_and_later_steps_use_their_own_step_sizes():
         for alpha in (0.1, 0.05, 0.05):
             samples = setup.sample_processor.process_samples(setup.sampler.obtain_samples())
             expected = manual_step(alpha, samples)
-            scheduled._adapt(samples)
+            scheduled.adapt_policy(samples)
             for name, value in expected.items():
                 np.testing.assert_allclose(policy.get_task_param_values()[name], value,
                                            rtol=1e-5, atol=1e-6, err_msg=name)
@@ -195,7 +195,7 @@ def test_first_and_later_steps_use_their_own_step_sizes():
     with pytest.raises(ValueError, match="later_step_size must be a finite number > 0, got 0"):
         meta_test_baselines.ScheduledStepSizes(algo, 0.1, 0)
     with pytest.raises(RuntimeError, match="context manager"):
-        meta_test_baselines.ScheduledStepSizes(algo, 0.1, 0.05)._adapt(samples)
+        meta_test_baselines.ScheduledStepSizes(algo, 0.1, 0.05).adapt_policy(samples)
 
 
 # ---------------------------------------------------------------------------- random init is worst

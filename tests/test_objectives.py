@@ -96,7 +96,7 @@ def test_promp_likelihood_ratio_is_one_on_fresh_samples():
     policy = MetaGaussianMLPPolicy(3, 2, 2, hidden_sizes=(8,), seed=0, dtype=tf.float64)
     algo = ProMP(policy, inner_lr=0.1, meta_batch_size=3, init_inner_kl_penalty=1.0)
     pre = _fresh_samples(policy, rng)
-    algo._adapt(pre)
+    algo.adapt_policy(pre)
     post = _fresh_samples(policy, rng)
     batches = (algo.to_tensors(pre), algo.to_tensors(post))
     # KL between the sampling and the current pre-update policy is 0, the ratio is 1:
@@ -135,7 +135,7 @@ def test_dice_without_adjusted_rewards_raises_instead_of_a_zero_loss():
                  DICEMAML(policy, meta_batch_size=2, max_path_length=4)):
         assert algo.needs_adjusted_rewards
         with pytest.raises(ValueError, match="DiceSampleProcessor"):
-            algo._adapt(samples)
+            algo.adapt_policy(samples)
         with pytest.raises(ValueError, match="DiceSampleProcessor"):
             algo.optimize_policy([samples, samples], log=False)
     lvc = VPGMAML(policy, meta_batch_size=2, inner_type="likelihood_ratio")

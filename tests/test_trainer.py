@@ -97,7 +97,7 @@ class FakeAlgo:
         self.step = tf.Variable(0.0)
         self.inner_lr = tf.Variable([0.1, 0.2])
 
-    def _adapt(self, samples: SampleBatch) -> None:
+    def adapt_policy(self, samples: SampleBatch) -> None:
         assert isinstance(samples, SampleBatch)
         self.calls.append("adapt")
 

@@ -249,7 +249,7 @@ class MAMLAlgo(tf.Module):
         """Convert a processed batch to the policy's dtype.
 
         The last ``num_inner_grad_steps + 1`` conversions are cached by object identity: the
-        inner step (``_adapt``) and the outer step (:meth:`optimize_policy`) of one
+        inner step (``adapt_policy``) and the outer step (:meth:`optimize_policy`) of one
         iteration convert every inner batch once (issue 7). A batch must not be modified in
         place after it was first converted.
 
@@ -265,7 +265,7 @@ class MAMLAlgo(tf.Module):
             self._tensor_cache.put(samples, batch)
         return batch
 
-    def _adapt(self, samples: SampleBatch) -> None:
+    def adapt_policy(self, samples: SampleBatch) -> None:
         """Inner step for every task from the policy's current per-task parameters.
 
         Sets the adapted parameters on the policy (used by the next sampling phase).

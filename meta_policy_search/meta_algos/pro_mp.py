@@ -36,7 +36,7 @@ class ProMP(MAMLAlgo):
     :math:`K` inner steps, as in the original code
     (``tf.reduce_mean(inner_kl_coeff * mean_inner_kl_per_step)``): with :math:`K > 1` each
     :math:`\eta_k` weighs :math:`1/K` of what a sum would give it.
-    :math:`\epsilon` = ``clip_eps * anneal_factor ** n`` after ``n`` outer steps. With
+    :math:`\epsilon` = ``clip_eps * anneal_factor ** n`` after ``n`` meta-iterations. With
     ``adaptive_inner_kl_penalty``, after each outer step :math:`\eta_k` is halved if
     :math:`\mathrm{KL}_k <` ``target_inner_step / 1.5`` and doubled if
     :math:`\mathrm{KL}_k >` ``1.5 * target_inner_step``.
@@ -51,7 +51,7 @@ class ProMP(MAMLAlgo):
         target_inner_step: target KL of the inner steps for the adaptive penalty.
         init_inner_kl_penalty: initial :math:`\eta_k`.
         adaptive_inner_kl_penalty: adapt :math:`\eta_k` as above.
-        anneal_factor: multiplies the clipping range after every outer step.
+        anneal_factor: multiplies the clipping range after every meta-iteration.
     """
 
     def __init__(
@@ -94,7 +94,11 @@ class ProMP(MAMLAlgo):
             trainable=False, name="inner_kl_coeffs",
         )
         self.current_clip_eps = tf.Variable(tf.cast(clip_eps, dtype), trainable=False, name="clip_eps")
-        self.num_outer_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="num_outer_steps")
+        # Meta-iterations (outer updates of num_ppo_steps Adam steps each) so far: drives the
+        # clipping annealing.
+        self.num_meta_iterations = tf.Variable(
+            0, dtype=tf.int64, trainable=False, name="num_meta_iterations"
+        )
         self.optimizer = MAMLFirstOrderOptimizer(
             learning_rate=learning_rate, max_epochs=num_ppo_steps, num_minibatches=num_minibatches,
             jit_compile=self.jit_compile,
@@ -166,8 +170,10 @@ class ProMP(MAMLAlgo):
             stats[f"KLInner_{k}"] = float(kl)
         if self.adaptive_inner_kl_penalty:
             self.adapt_kl_coeffs(inner_kls)
-        self.num_outer_steps.assign_add(1)
-        self.current_clip_eps.assign(self.clip_eps * self.anneal_factor ** int(self.num_outer_steps.numpy()))
+        self.num_meta_iterations.assign_add(1)
+        self.current_clip_eps.assign(
+            self.clip_eps * self.anneal_factor ** int(self.num_meta_iterations.numpy())
+        )
         if log:
             log_statistics(stats)
         return stats
@@ -178,7 +184,7 @@ class ProMP(MAMLAlgo):
         state.update(
             inner_kl_coeffs=self.inner_kl_coeffs,
             clip_eps=self.current_clip_eps,
-            num_outer_steps=self.num_outer_steps,
+            num_meta_iterations=self.num_meta_iterations,
         )
         return state
 

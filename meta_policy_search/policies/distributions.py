@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import tensorflow as tf
 
 DistInfo = dict[str, tf.Tensor]
@@ -76,10 +75,3 @@ class DiagonalGaussian:
         Returns ``[...]``.
         """
         return tf.reduce_sum(dist_info["log_std"] + 0.5 * (1.0 + _LOG_2PI), axis=-1)
-
-    @staticmethod
-    def sample(dist_info: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
-        """Draw ``mean + exp(log_std) * eps`` with ``eps ~ N(0, I)`` from ``rng`` (numpy)."""
-        mean = np.asarray(dist_info["mean"])
-        noise = rng.standard_normal(mean.shape).astype(mean.dtype)
-        return mean + np.exp(np.asarray(dist_info["log_std"])) * noise

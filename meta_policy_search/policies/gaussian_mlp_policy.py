@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from meta_policy_search.policies.distributions import DiagonalGaussian
 from meta_policy_search.policies.networks import TF_NONLINEARITIES, gaussian_mlp_forward
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP, layer_names
 
@@ -64,7 +63,6 @@ class GaussianMLPPolicy(tf.Module):
         self.seed = seed
         self.dtype = tf.as_dtype(dtype)
         self.min_log_std = float(np.log(min_std))
-        self.distribution = DiagonalGaussian(self.action_dim)
         self._np_rng = np.random.default_rng(seed)
         self._params = self._init_params(np.random.default_rng(seed))
 
