@@ -327,10 +327,10 @@ class MAMLAlgo(tf.Module):
         :math:`r = \pi_{\theta_K}(a \mid s) / \pi_{\text{old}}(a \mid s)` on the post-update
         batch, :math:`\theta_K` adapted from
         the current parameters through all inner steps (``chain``, from :meth:`adapted_params`
-        if not given). With ``clip_eps``, PPO's clipped surrogate
-        ``-mean[min(r A, clip(r, 1 - eps, 1 + eps) A)]`` instead
-        (:func:`~meta_policy_search.meta_algos.objectives.clipped_surrogate_objective`; ProMP's
-        and PPO-MAML's outer objective).
+        if not given). With ``clip_eps`` (:math:`\epsilon`), PPO's clipped surrogate
+        :math:`-\mathbb{E}[\min(r A, \operatorname{clip}(r, 1 - \epsilon, 1 + \epsilon) A)]`
+        instead (:func:`~meta_policy_search.meta_algos.objectives.clipped_surrogate_objective`;
+        ProMP's and PPO-MAML's outer objective).
         """
         if chain is None:
             chain = self.adapted_params(batches[:-1])

@@ -24,7 +24,7 @@ class PPOMAML(MAMLAlgo):
     .. math::
 
         L(\theta) = -\frac{1}{T} \sum_{t=1}^{T} \mathbb{E}_{\mathcal{D}_t^{(K)}}\Big[
-            \min\big(r_h A_h,\ \mathrm{clip}(r_h, 1 - \epsilon, 1 + \epsilon)\, A_h\big)\Big],
+            \min\big(r_h A_h,\ \operatorname{clip}(r_h, 1 - \epsilon, 1 + \epsilon)\, A_h\big)\Big],
         \qquad r_h = \frac{\pi_{\theta_t^{(K)}(\theta)}(a_h \mid s_h)}{\pi_{\text{old}}(a_h \mid s_h)}
 
     with :math:`\theta_t^{(K)}(\theta)` the parameters after ``K`` inner steps of type
