@@ -10,7 +10,7 @@ is ``vpg_maml_run_mujoco.py`` with ``--inner_type likelihood_ratio``, so its run
 Legend names are those of the ProMP paper's figures (``paper_reference.csv``); ``DiCE-VPG`` in
 the gradient-variance figure is the original's ``DICEMAML`` (DiCE objective inside and outside,
 Adam outer steps), i.e. ``dice_maml``. Algorithms the paper did not plot carry a descriptive
-label instead.
+label instead (``ppo_maml``: ``PPO-MAML``).
 """
 
 from __future__ import annotations
@@ -85,6 +85,7 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
     Algorithm("e_maml_vpg", "e_maml_vpg_run_mujoco", "e_maml_vpg", "E-MAML-VPG"),
     Algorithm("lvc_vpg", "vpg_maml_run_mujoco", "vpg_maml", "LVC-VPG",
               (("inner_type", "likelihood_ratio"),)),
+    Algorithm("ppo_maml", "ppo_maml_run_mujoco", "ppo_maml", "PPO-MAML"),
     Algorithm("dice_maml", "dice_maml_run_mujoco", "dice_maml", "DiCE-VPG",
               sample_processor="build_dice_sample_processor"),
     Algorithm("vpg_dice", "vpg_dice_run_mujoco", "vpg_dice", "VPG-DiCE",

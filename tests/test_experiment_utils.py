@@ -35,6 +35,7 @@ SCRIPTS = [
     "e_maml_vpg_run_mujoco",
     "dice_maml_run_mujoco",
     "vpg_dice_run_mujoco",
+    "ppo_maml_run_mujoco",
 ]
 
 
@@ -195,6 +196,9 @@ def test_script_specific_defaults(scripts):
     lvc, _ = parse_config(scripts["vpg_maml_run_mujoco"].Config,
                           ["--inner_type", "likelihood_ratio"])
     assert lvc.inner_type == "likelihood_ratio"
+    ppo = scripts["ppo_maml_run_mujoco"].Config()
+    assert (ppo.inner_type, ppo.clip_eps, ppo.num_ppo_steps, ppo.learning_rate) == (
+        "log_likelihood", 0.3, 5, 1e-3)
 
 
 def test_env_settings_cover_every_env():
@@ -231,7 +235,7 @@ def reset_logger():
 # E-MAML-TRPO script only changes TRPO-MAML's config): keeps this file fast.
 @pytest.mark.parametrize(
     "name", ["trpo_maml_run_mujoco", "e_maml_vpg_run_mujoco", "dice_maml_run_mujoco",
-             "vpg_dice_run_mujoco"]
+             "vpg_dice_run_mujoco", "ppo_maml_run_mujoco"]
 )
 def test_scripts_run_an_iteration(scripts, name, tmp_path, reset_logger):
     run_dir = scripts[name].main(TINY + ["--n_itr", "1", "--dump_path", str(tmp_path / "run")])

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from meta_policy_search.meta_algos import DICEMAML, TRPOMAML, VPG_DICEMAML, VPGMAML, ProMP
+from meta_policy_search.meta_algos import DICEMAML, PPOMAML, TRPOMAML, VPG_DICEMAML, VPGMAML, ProMP
 from meta_policy_search.policies import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
 
@@ -51,6 +51,7 @@ ALGOS = {
     "TRPO-MAML-LL": lambda p, j: TRPOMAML(p, 0.3, T, 1, inner_type="log_likelihood", jit_compile=j),
     "TRPO-MAML-DiCE": lambda p, j: TRPOMAML(p, 0.3, T, 1, inner_type="dice", jit_compile=j),
     "E-MAML-VPG": lambda p, j: VPGMAML(p, 0.3, T, 1, exploration=True, jit_compile=j),
+    "PPO-MAML-K2": lambda p, j: PPOMAML(p, 0.3, T, 2, jit_compile=j),
     "DiCE-MAML": lambda p, j: DICEMAML(p, 0.3, T, max_path_length=H, jit_compile=j),
     "VPG-DiCE": lambda p, j: VPG_DICEMAML(p, 0.3, T, max_path_length=H, jit_compile=j),
 }
@@ -113,7 +114,7 @@ def test_jit_on_and_off_agree(name):
 def test_jit_defaults():
     """XLA is on by default only where the benchmark found it clearly faster (TRPO-MAML)."""
     assert TRPOMAML(make_policy(), 0.3, T).optimizer.jit_compile is True
-    for algo in (ProMP(make_policy(), 0.3, T), VPGMAML(make_policy(), 0.3, T),
+    for algo in (ProMP(make_policy(), 0.3, T), VPGMAML(make_policy(), 0.3, T), PPOMAML(make_policy(), 0.3, T),
                  DICEMAML(make_policy(), 0.3, T, max_path_length=H)):
         assert algo.jit_compile is False and algo.optimizer.jit_compile is False
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from meta_policy_search.meta_algos import DICEMAML, TRPOMAML, VPG_DICEMAML, VPGMAML, ProMP
+from meta_policy_search.meta_algos import DICEMAML, PPOMAML, TRPOMAML, VPG_DICEMAML, VPGMAML, ProMP
 from meta_policy_search.policies import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
 
@@ -76,6 +76,7 @@ ALGOS = {
     "VPG-MAML": lambda p, k, **kw: VPGMAML(p, 0.3, T, k, inner_type="log_likelihood", **kw),
     "E-MAML-VPG": lambda p, k, **kw: VPGMAML(p, 0.3, T, k, inner_type="log_likelihood", exploration=True,
                                              **kw),
+    "PPO-MAML": lambda p, k, **kw: PPOMAML(p, 0.3, T, k, clip_eps=0.2, **kw),
     "DiCE-MAML": lambda p, k, **kw: DICEMAML(p, 0.3, T, max_path_length=H, num_inner_grad_steps=k, **kw),
     "VPG-DiCE": lambda p, k, **kw: VPG_DICEMAML(p, 0.3, T, max_path_length=H, num_inner_grad_steps=k, **kw),
 }
@@ -100,7 +101,34 @@ def test_meta_gradient_matches_finite_differences(name, num_inner_grad_steps):
     assert relative_difference > 1e-3, "the second-order term through the inner step is missing"
 
 
-@pytest.mark.parametrize("name", ["ProMP", "VPG-MAML"])
+@pytest.mark.parametrize("num_inner_grad_steps", [1, 2])
+def test_ppo_maml_meta_gradient_matches_independent_references(num_inner_grad_steps):
+    """PPO-MAML against two other algorithms' graphs, on data where some ratios are clipped.
+
+    Unclipped (``clip_eps`` huge) its loss is VPG-MAML's post-update surrogate; with LVC inner
+    steps and a zero KL penalty it is ProMP. Clipping must change the gradient (it is active).
+    """
+    rng = np.random.default_rng(2)
+    policy = make_policy()
+    k = num_inner_grad_steps
+    samples = [make_samples(rng, policy, perturb=0.5) for _ in range(k + 1)]
+
+    def gradient(algo):
+        return flat_gradient(algo, tuple(algo.to_tensors(s) for s in samples))
+
+    ppo = gradient(PPOMAML(policy, 0.3, T, k, clip_eps=0.1))
+    unclipped = gradient(PPOMAML(policy, 0.3, T, k, clip_eps=1e6))
+    vpg = gradient(VPGMAML(policy, 0.3, T, k, inner_type="log_likelihood"))
+    np.testing.assert_allclose(unclipped, vpg, rtol=1e-10, atol=1e-12)
+    assert np.linalg.norm(ppo - unclipped) > 1e-2 * np.linalg.norm(unclipped), "no ratio clipped"
+    lvc = gradient(PPOMAML(policy, 0.3, T, k, clip_eps=0.1, inner_type="likelihood_ratio"))
+    promp = gradient(ProMP(policy, 0.3, T, k, clip_eps=0.1, init_inner_kl_penalty=0.0,
+                           adaptive_inner_kl_penalty=False))
+    np.testing.assert_allclose(lvc, promp, rtol=1e-10, atol=1e-12)
+    assert np.linalg.norm(lvc - ppo) > 1e-3 * np.linalg.norm(ppo), "inner_type is ignored"
+
+
+@pytest.mark.parametrize("name", ["ProMP", "VPG-MAML", "PPO-MAML"])
 def test_trainable_inner_step_size_gets_meta_gradient_and_is_trained(name):
     rng = np.random.default_rng(2)
     policy = make_policy()

@@ -146,7 +146,8 @@ def test_zero_inner_steps_is_plain_ppo_on_one_batch(runs):
 
 
 # One per outer objective (the LVC variants differ only in the inner objective, unused at K = 0).
-@pytest.mark.parametrize("name", ["promp", "trpo_maml", "vpg_maml", "e_maml_vpg", "dice_maml"])
+@pytest.mark.parametrize("name", ["promp", "trpo_maml", "vpg_maml", "e_maml_vpg", "dice_maml",
+                                  "ppo_maml"])
 def test_every_algorithm_takes_an_outer_step_with_zero_inner_steps(name):
     """K = 0 for every algorithm: one batch, an outer step that lowers its surrogate loss."""
     config_cls, make_algorithm, make_processor = ALGORITHMS[name].load()

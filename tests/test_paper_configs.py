@@ -135,6 +135,29 @@ def test_keys_of_other_algorithms_are_skipped():
     assert (momentum.hidden_sizes, momentum.num_inner_grad_steps) == ((64, 64), 3)
 
 
+@pytest.mark.parametrize(("env", "ppo_steps", "hidden"), [
+    ("HalfCheetahRandDirecEnv", 5, (64, 64)),
+    ("HopperRandParamsEnv", 3, (64, 64)),
+    ("MetaPointEnvMomentum", 5, (128, 128)),
+])
+def test_ppo_maml_takes_the_promp_section(env, ppo_steps, hidden):
+    """PPO-MAML is not in the paper: it gets ProMP's settings, without the KL penalty's."""
+    config_cls = load_script("ppo_maml_run_mujoco").Config
+    config, entry = parse(config_cls, ["--env", env], "ppo_maml")
+    promp, _ = parse(ProMPConfig, ["--env", env])
+    assert (config.num_ppo_steps, config.hidden_sizes) == (ppo_steps, hidden)
+    for field in ("max_path_length", "inner_lr", "num_inner_grad_steps", "sampling_mode",
+                  "learning_rate", "clip_eps", "num_minibatches"):
+        assert getattr(config, field) == getattr(promp, field), field
+    assert config.inner_type == "log_likelihood"
+    assert entry["algo"] == "ppo_maml" and entry["section"] == "promp"
+    assert "init_inner_kl_penalty" not in entry["applied"]
+    assert "the paper's promp settings" in paper.describe_paper_entry(entry)
+    assert paper.paper_section("ppo_maml", env) == "promp"
+    assert paper.paper_section("trpo_maml", env) == "all"  # no fallback: the all settings
+    assert "section" not in parse(TRPOMAMLConfig, ["--env", env], "trpo_maml")[1]
+
+
 def test_envs_outside_the_paper_keep_the_defaults():
     config, entry = parse(ProMPConfig, ["--env", "HalfCheetahRandVelEnv", "--dump_path", "x"])
     assert entry is None

@@ -320,19 +320,26 @@ class MAMLAlgo(tf.Module):
         batches: Sequence[TensorBatch],
         exploration: bool = False,
         chain: Sequence[Params] | None = None,
+        clip_eps: tf.Tensor | float | None = None,
     ) -> tf.Tensor:
         r"""Mean over tasks of the post-update surrogate :math:`-\mathbb{E}[r A]` (+ E-MAML's term).
 
         :math:`r = \pi_{\theta_K}(a \mid s) / \pi_{\text{old}}(a \mid s)` on the post-update
         batch, :math:`\theta_K` adapted from
         the current parameters through all inner steps (``chain``, from :meth:`adapted_params`
-        if not given).
+        if not given). With ``clip_eps`` (:math:`\epsilon`), PPO's clipped surrogate
+        :math:`-\mathbb{E}[\min(r A, \operatorname{clip}(r, 1 - \epsilon, 1 + \epsilon) A)]`
+        instead (:func:`~meta_policy_search.meta_algos.objectives.clipped_surrogate_objective`;
+        ProMP's and PPO-MAML's outer objective).
         """
         if chain is None:
             chain = self.adapted_params(batches[:-1])
         post = batches[-1]
         ratio = self._likelihood_ratio(chain[-1], post)
-        loss = objectives.surrogate_objective(ratio, post.advantages, post.mask)
+        if clip_eps is None:
+            loss = objectives.surrogate_objective(ratio, post.advantages, post.mask)
+        else:
+            loss = objectives.clipped_surrogate_objective(ratio, post.advantages, post.mask, clip_eps)
         if exploration:
             loss += self.exploration_loss(chain, batches)
         return tf.reduce_mean(loss)

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 import numpy as np
 import tensorflow as tf
 
-from meta_policy_search.meta_algos import objectives
 from meta_policy_search.meta_algos.base import MAMLAlgo, log_statistics
 from meta_policy_search.meta_algos.batch import TensorBatch
 from meta_policy_search.meta_algos.inner_step import Params
@@ -127,16 +126,11 @@ class ProMP(MAMLAlgo):
     def meta_loss_and_inner_kls(self, batches: Sequence[TensorBatch]) -> tuple[tf.Tensor, tf.Tensor]:
         """ProMP's outer loss and the ``[K]`` inner KLs of :meth:`inner_kls`, from one chain."""
         chain, dist_infos = self.adapted_params_and_dist_infos(batches[:-1])
-        post = batches[-1]
-        ratio = self._likelihood_ratio(chain[-1], post)
-        surrogate = objectives.clipped_surrogate_objective(
-            ratio, post.advantages, post.mask, self.current_clip_eps
-        )
         kls = self._stack_kls([
             self._mean_kl(params, batch, dist_info)
             for params, batch, dist_info in zip(chain[:-1], batches[:-1], dist_infos)
         ])
-        loss = tf.reduce_mean(surrogate)
+        loss = self.surrogate_meta_loss(batches, chain=chain, clip_eps=self.current_clip_eps)
         if self.num_inner_grad_steps > 0:  # the mean over no inner steps would be NaN
             loss += tf.reduce_mean(self.inner_kl_coeffs * kls)
         return loss, kls

@@ -54,6 +54,7 @@ from meta_policy_search.utils.experiment_configs import (  # noqa: F401 - re-exp
     RESERVED_KEYS,
     DiceMAMLConfig,
     MetaRLConfig,
+    PPOMAMLConfig,
     ProMPConfig,
     TRPOMAMLConfig,
     VPGMAMLConfig,

@@ -159,6 +159,27 @@ class ProMPConfig(MetaRLConfig):
 
 
 @dataclasses.dataclass(frozen=True)
+class PPOMAMLConfig(MetaRLConfig):
+    """PPO-MAML settings: ProMP's outer optimisation (its paper values), MAML's inner step.
+
+    Not in the paper; on its environments the paper config applies ProMP's section
+    (:data:`~meta_policy_search.utils.paper.SECTION_FALLBACKS`).
+    """
+
+    learning_rate: float = 1e-3
+    """Adam learning rate of the outer step."""
+    num_ppo_steps: int = 5
+    """Adam steps (epochs over the minibatches) per outer step, on the same samples."""
+    num_minibatches: int = 1
+    """Minibatches (split over tasks) per PPO step."""
+    clip_eps: float = 0.3
+    """Clip range of the outer surrogate (ProMP's)."""
+    inner_type: str = "log_likelihood"
+    """Inner objective: ``log_likelihood`` (MAML) or ``likelihood_ratio`` (LVC: ProMP without
+    its inner KL penalty)."""
+
+
+@dataclasses.dataclass(frozen=True)
 class TRPOMAMLConfig(MetaRLConfig):
     """TRPO-MAML and E-MAML-TRPO settings."""
 

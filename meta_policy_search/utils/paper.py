@@ -15,7 +15,8 @@ provenance:
                          ALGO: {FIELD: VALUE}}},    # one algorithm (a run script's algo_name)
          "not_in_paper": {ENV: {"max_path_length": H, "note": "..."}}}
 
-    :func:`paper_entry` merges them (``common`` < ``all`` < ``ALGO``);
+    :func:`paper_entry` merges them (``common`` < ``all`` < ``ALGO``; an algorithm without a
+    section of its own takes the one :data:`SECTION_FALLBACKS` names, e.g. PPO-MAML ProMP's);
     :func:`meta_policy_search.utils.experiment.parse_config` applies the result between the
     config class's defaults and ``--config_file``.
 ``paper_reference.csv``
@@ -48,6 +49,14 @@ PAPER_REFERENCE_FILE = "data/paper_reference.csv"
 
 ALL_ALGOS = "all"
 """Section of a paper entry that applies to every algorithm."""
+
+SECTION_FALLBACKS: dict[str, str] = {"ppo_maml": "promp"}
+"""Algorithm -> the section it takes where a paper entry has none of its own. The paper did not
+run PPO-MAML; it takes ProMP's section, so that the two differ only in the inner objective and
+the inner KL penalty: the same PPO steps, and ProMP's hidden sizes on ``MetaPointEnvMomentum``.
+ProMP's keys that PPO-MAML's config lacks (the KL penalty's) are left out by
+:func:`paper_overrides`. An algorithm in neither a section nor this table gets the ``all``
+settings, and its config defaults for the rest."""
 
 _ENTRY_META_KEYS = ("note",)
 """Keys of a paper entry that describe it and are not settings."""
@@ -119,7 +128,8 @@ def paper_entry(algo_name: str, env: str) -> dict[str, Any]:
 
     Args:
         algo_name: a run script's algorithm name (``'promp'``, ``'trpo_maml'``, ...); an
-            algorithm without its own section gets the ``all`` settings.
+            algorithm without its own section gets the section :data:`SECTION_FALLBACKS` names
+            for it (:func:`paper_section`), else only the ``all`` settings.
         env: an env class name.
 
     Returns:
@@ -131,7 +141,22 @@ def paper_entry(algo_name: str, env: str) -> dict[str, Any]:
     entry = data["paper"].get(env)
     if entry is None:
         return {}
-    return copy.deepcopy({**data["common"], **entry[ALL_ALGOS], **entry.get(algo_name, {})})
+    section = paper_section(algo_name, env)
+    return copy.deepcopy({**data["common"], **entry[ALL_ALGOS], **entry.get(section, {})})
+
+
+def paper_section(algo_name: str, env: str) -> str:
+    """The section of ``env``'s paper entry that applies to ``algo_name`` on top of ``all``.
+
+    Returns:
+        ``algo_name`` if the entry has that section, else its :data:`SECTION_FALLBACKS` entry if
+        the entry has that one, else ``'all'`` (no algorithm-specific settings).
+    """
+    entry = _paper_configs()["paper"].get(env, {})
+    for section in (algo_name, SECTION_FALLBACKS.get(algo_name)):
+        if section is not None and section in entry:
+            return section
+    return ALL_ALGOS
 
 
 def timesteps_per_iteration(
@@ -203,25 +228,34 @@ def paper_overrides(config_cls: type, algo_name: str, env: str) -> dict[str, Any
 
     Returns:
         ``None`` if the paper did not run ``env``; else the entry as ``params.json`` records it:
-        ``{'algo', 'env', 'applied': {field: JSON value}, 'kept_script_defaults': [field, ...]}``.
+        ``{'algo', 'env', 'applied': {field: JSON value}, 'kept_script_defaults': [field, ...]}``,
+        plus ``'section'`` (e.g. ``'promp'``) when ``algo_name`` took another algorithm's
+        section (:data:`SECTION_FALLBACKS`).
     """
     settings = paper_entry(algo_name, env)
     if not settings:
         return None
     names = {f.name for f in dataclasses.fields(config_cls)}
     owned = script_fields(config_cls)
-    return {
+    entry: dict[str, Any] = {
         "algo": algo_name,
         "env": env,
         "applied": {k: v for k, v in settings.items() if k in names and k not in owned},
         "kept_script_defaults": sorted(k for k in settings if k in owned),
     }
+    section = paper_section(algo_name, env)
+    if section not in (algo_name, ALL_ALGOS):
+        entry["section"] = section
+    return entry
 
 
 def describe_paper_entry(entry: dict[str, Any]) -> str:
     """One log line: which paper entry a run got, the fields it set and those it left alone."""
     applied = ", ".join(f"{k}={v}" for k, v in entry["applied"].items())
-    text = f"Paper config {entry['algo']}/{entry['env']}: {applied}"
+    text = f"Paper config {entry['algo']}/{entry['env']}"
+    if "section" in entry:
+        text += f" (the paper's {entry['section']} settings)"
+    text += f": {applied}"
     if entry["kept_script_defaults"]:
         text += f"; kept the run script's own {', '.join(entry['kept_script_defaults'])}"
     return text + " (overridden by --config_file and flags; --paper_config false to skip)"

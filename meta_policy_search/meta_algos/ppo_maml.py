@@ -1,0 +1,89 @@
+"""PPO-MAML: MAML inner steps, PPO's clipped surrogate as the outer objective (Adam steps).
+
+The meta-RL baseline of garage (``MAMLPPO``), RLlib (``MAML``) and torchrl: ProMP's outer
+optimisation without ProMP's LVC inner objective and inner KL penalty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import tensorflow as tf
+
+from meta_policy_search.meta_algos.base import MAMLAlgo
+from meta_policy_search.meta_algos.batch import TensorBatch
+from meta_policy_search.optimizers import MAMLFirstOrderOptimizer
+from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
+
+
+class PPOMAML(MAMLAlgo):
+    r"""MAML with PPO's clipped surrogate on the post-update batch as the outer loss.
+
+    The outer loss, minimised with Adam for ``num_ppo_steps`` steps on the same samples, is
+
+    .. math::
+
+        L(\theta) = -\frac{1}{T} \sum_{t=1}^{T} \mathbb{E}_{\mathcal{D}_t^{(K)}}\Big[
+            \min\big(r_h A_h,\ \operatorname{clip}(r_h, 1 - \epsilon, 1 + \epsilon)\, A_h\big)\Big],
+        \qquad r_h = \frac{\pi_{\theta_t^{(K)}(\theta)}(a_h \mid s_h)}{\pi_{\text{old}}(a_h \mid s_h)}
+
+    with :math:`\theta_t^{(K)}(\theta)` the parameters after ``K`` inner steps of type
+    ``inner_type`` (MAML's log-likelihood loss by default), differentiated through, and
+    :math:`\epsilon` = ``clip_eps``. Compared with :class:`~meta_policy_search.meta_algos.ProMP`
+    there is no KL penalty on the inner steps, and the inner objective is MAML's unless
+    ``inner_type='likelihood_ratio'`` (which gives ProMP with a zero KL penalty).
+
+    Arguments not listed below are those of :class:`MAMLAlgo`.
+
+    Args:
+        learning_rate: Adam learning rate of the outer steps.
+        num_ppo_steps: Adam epochs per meta-iteration (one step per minibatch) on the same samples.
+        num_minibatches: minibatches (split over tasks) per Adam epoch.
+        clip_eps: PPO clipping range :math:`\epsilon`, > 0.
+        inner_type: ``'log_likelihood'`` (MAML, the default), ``'likelihood_ratio'`` (LVC) or
+            ``'dice'``.
+
+    Raises:
+        ValueError: if ``clip_eps`` is not positive, or as :class:`MAMLAlgo`.
+    """
+
+    def __init__(
+        self,
+        policy: MetaGaussianMLPPolicy,
+        inner_lr: float = 0.1,
+        meta_batch_size: int = 20,
+        num_inner_grad_steps: int = 1,
+        learning_rate: float = 1e-3,
+        num_ppo_steps: int = 5,
+        num_minibatches: int = 1,
+        clip_eps: float = 0.3,
+        inner_type: str = "log_likelihood",
+        trainable_inner_step_size: bool = False,
+        first_order: bool = False,
+        jit_compile: bool = False,
+    ) -> None:
+        super().__init__(
+            policy, inner_lr, meta_batch_size, num_inner_grad_steps,
+            trainable_inner_step_size, inner_type, first_order, jit_compile=jit_compile,
+        )
+        if not clip_eps > 0:
+            raise ValueError(f"clip_eps must be > 0, got {clip_eps!r}")
+        self.learning_rate = float(learning_rate)
+        self.num_ppo_steps = int(num_ppo_steps)
+        self.clip_eps = float(clip_eps)
+        self.optimizer = MAMLFirstOrderOptimizer(
+            learning_rate=learning_rate, max_epochs=num_ppo_steps, num_minibatches=num_minibatches,
+            jit_compile=self.jit_compile,
+        )
+        self.optimizer.build(self.meta_variables, self.meta_loss)
+
+    def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
+        """The clipped post-update surrogate (see the class docstring) at the current parameters.
+
+        Args:
+            batches: the ``K + 1`` batches of one meta-iteration, the last one post-update.
+
+        Returns:
+            The scalar loss, the mean over tasks.
+        """
+        return self.surrogate_meta_loss(batches, clip_eps=self.clip_eps)
