@@ -63,8 +63,17 @@ INHERITABLE_ATTRIBUTES: dict[str, str] = {
 class EnvSpecError(ValueError):
     """An env spec that cannot be resolved or a class that misses part of the MetaEnv protocol.
 
-    The message names the spec (the bad value) and what was expected.
+    Args:
+        spec: the bad value.
+        reason: what is wrong and what was expected.
+
+    ``str()`` is ``env spec '<spec>': <reason>``.
     """
+
+    def __init__(self, spec: object, reason: str) -> None:
+        super().__init__(f"env spec {spec!r}: {reason}")
+        self.spec = spec
+        self.reason = reason
 
 
 def is_env_spec(name: object) -> bool:
@@ -86,18 +95,18 @@ def parse_env_spec(spec: str) -> tuple[str, str]:
             not a dotted Python name.
     """
     if not isinstance(spec, str):
-        raise EnvSpecError(f"env spec must be a str like {ENV_SPEC_FORMAT!r}, got {spec!r}")
+        raise EnvSpecError(spec, f"must be a str like {ENV_SPEC_FORMAT!r}")
     if spec.count(ENV_SPEC_SEPARATOR) != 1:
         hint = f" (e.g. {suggest_spec(spec)!r})" if ENV_SPEC_SEPARATOR not in spec else ""
         raise EnvSpecError(
-            f"env spec {spec!r}: expected exactly one ':' between module and class, as in "
+            spec, f"expected exactly one ':' between module and class, as in "
             f"{ENV_SPEC_FORMAT!r}{hint}"
         )
     module_name, class_path = (part.strip() for part in spec.split(ENV_SPEC_SEPARATOR))
     for part, what in ((module_name, "module"), (class_path, "class")):
         if not _DOTTED_NAME.match(part):
             raise EnvSpecError(
-                f"env spec {spec!r}: {part!r} is not a valid {what} name; expected "
+                spec, f"{part!r} is not a valid {what} name; expected "
                 f"{ENV_SPEC_FORMAT!r}"
             )
     return module_name, class_path
@@ -134,16 +143,16 @@ def load_env_class(spec: str) -> type:
     except ModuleNotFoundError as error:
         if error.name is not None and (module_name + ".").startswith(error.name + "."):
             raise EnvSpecError(
-                f"env spec {spec!r}: no module named {error.name!r}; install its package or put "
+                spec, f"no module named {error.name!r}; install its package or put "
                 "the directory holding it on PYTHONPATH (the run scripts also search the "
                 "working directory)"
             ) from None
         raise EnvSpecError(
-            f"env spec {spec!r}: importing module {module_name!r} failed: {error}"
+            spec, f"importing module {module_name!r} failed: {error}"
         ) from error
     except Exception as error:  # the user's module raised on import: name it, keep the cause
         raise EnvSpecError(
-            f"env spec {spec!r}: importing module {module_name!r} raised "
+            spec, f"importing module {module_name!r} raised "
             f"{type(error).__name__}: {error}"
         ) from error
     obj: Any = module
@@ -152,12 +161,12 @@ def load_env_class(spec: str) -> type:
             owner = module_name if depth == 0 else ".".join(class_path.split(".")[:depth])
             close = difflib.get_close_matches(part, _class_names(obj), n=3, cutoff=0.6)
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise EnvSpecError(f"env spec {spec!r}: {owner!r} has no attribute {part!r}{hint}")
+            raise EnvSpecError(spec, f"{owner!r} has no attribute {part!r}{hint}")
         obj = getattr(obj, part)
     if not isinstance(obj, type):
         kind = "a function" if inspect.isroutine(obj) else f"a {type(obj).__name__}"
         raise EnvSpecError(
-            f"env spec {spec!r}: {class_path!r} is {kind}, not a class; name the env class "
+            spec, f"{class_path!r} is {kind}, not a class; name the env class "
             f"itself ({ENV_SPEC_FORMAT!r})"
         )
     problems = protocol_problems(obj)
@@ -167,12 +176,12 @@ def load_env_class(spec: str) -> type:
             hint = (" (subclassing meta_policy_search.envs.MetaEnv supplies "
                     + ", ".join(INHERITABLE_ATTRIBUTES) + ")")
         raise EnvSpecError(
-            f"env spec {spec!r}: class {obj.__qualname__} does not follow the MetaEnv protocol: "
+            spec, f"class {obj.__qualname__} does not follow the MetaEnv protocol: "
             + "; ".join(problems) + hint
         )
     where = _import_problem(obj)
     if where:
-        raise EnvSpecError(f"env spec {spec!r}: {where}")
+        raise EnvSpecError(spec, where)
     return obj
 
 
@@ -227,12 +236,12 @@ def check_env_instance(env: Any, spec: str) -> None:
         space = getattr(env, name, None)
         if space is None:
             raise EnvSpecError(
-                f"env spec {spec!r}: the env has no {name}; set self.{name} to a 1-D "
+                spec, f"the env has no {name}; set self.{name} to a 1-D "
                 "gymnasium.spaces.Box in __init__"
             )
         if not isinstance(space, gym.spaces.Box) or len(space.shape) != 1:
             raise EnvSpecError(
-                f"env spec {spec!r}: {name} must be a 1-D gymnasium.spaces.Box, got {space!r}"
+                spec, f"{name} must be a 1-D gymnasium.spaces.Box, got {space!r}"
             )
 
 
