@@ -14,8 +14,9 @@ checked against the protocol the library really calls (duck typing with a check,
   wrappers, which refuse anything else);
 * its own ``sample_tasks``, ``set_task``, ``get_task``, ``reset`` and ``step`` (not the base
   classes' placeholders, which raise ``NotImplementedError``);
-* ``seed_tasks``, ``task_rng`` and ``log_diagnostics`` (the sampler seeds and checkpoints the
-  task generator, the trainer logs the diagnostics): subclassing ``MetaEnv`` supplies all three;
+* ``seed_tasks`` and ``log_diagnostics`` methods and, once built, a ``task_rng`` attribute (a
+  :class:`numpy.random.Generator`): the sampler seeds and checkpoints the task generator, the
+  trainer logs the diagnostics. Subclassing ``MetaEnv`` supplies all three;
 * once built: 1-D :class:`gymnasium.spaces.Box` ``observation_space`` and ``action_space``
   (:func:`check_env_instance`);
 * importable under its own ``__module__`` and ``__qualname__``: the parallel executor pickles
@@ -52,12 +53,12 @@ REQUIRED_METHODS: dict[str, str] = {
 }
 """Methods a user env must implement itself, with the signature the library calls."""
 
-INHERITABLE_ATTRIBUTES: dict[str, str] = {
+INHERITABLE_METHODS: dict[str, str] = {
     "seed_tasks": "seed_tasks(seed)",
-    "task_rng": "task_rng (a numpy.random.Generator)",
     "log_diagnostics": "log_diagnostics(paths, prefix='') -> dict",
 }
-"""What the library also uses, which :class:`~meta_policy_search.envs.base.MetaEnv` supplies."""
+"""Methods the library also calls, which :class:`~meta_policy_search.envs.base.MetaEnv`
+supplies (with the ``task_rng`` attribute, checked on the instance)."""
 
 
 class EnvSpecError(ValueError):
@@ -174,7 +175,7 @@ def load_env_class(spec: str) -> type:
         hint = ""
         if not issubclass(obj, MetaEnv):
             hint = (" (subclassing meta_policy_search.envs.MetaEnv supplies "
-                    + ", ".join(INHERITABLE_ATTRIBUTES) + ")")
+                    + ", ".join(INHERITABLE_METHODS) + " and task_rng)")
         raise EnvSpecError(
             spec, f"class {obj.__qualname__} does not follow the MetaEnv protocol: "
             + "; ".join(problems) + hint
@@ -213,14 +214,15 @@ def protocol_problems(cls: type) -> list[str]:
         elif any(method is placeholder for placeholder in placeholders if placeholder):
             problems.append(f"{signature} is not implemented (the base class's placeholder "
                             "raises NotImplementedError)")
-    for name, signature in INHERITABLE_ATTRIBUTES.items():
-        if not hasattr(cls, name):
+    for name, signature in INHERITABLE_METHODS.items():
+        if not callable(getattr(cls, name, None)):
             problems.append(f"missing {signature}")
     return problems
 
 
 def check_env_instance(env: Any, spec: str) -> None:
-    """Check a freshly built user env's spaces: the samplers need flat boxes.
+    """Check what only a built user env shows: its spaces (the samplers need flat boxes) and its
+    task generator (the sampler checkpoints its state).
 
     Args:
         env: the instance built from ``spec``.
@@ -228,9 +230,19 @@ def check_env_instance(env: Any, spec: str) -> None:
 
     Raises:
         EnvSpecError: if ``observation_space`` or ``action_space`` is missing or not a 1-D
-            :class:`gymnasium.spaces.Box`.
+            :class:`gymnasium.spaces.Box`, or ``task_rng`` is not a
+            :class:`numpy.random.Generator`.
     """
     import gymnasium as gym
+    import numpy as np
+
+    task_rng = getattr(env, "task_rng", None)
+    if not isinstance(task_rng, np.random.Generator):
+        raise EnvSpecError(
+            spec, f"the env's task_rng must be a numpy.random.Generator (seeded by seed_tasks, "
+            f"drawn from by sample_tasks), got {task_rng!r}; subclass "
+            "meta_policy_search.envs.MetaEnv to inherit it"
+        )
 
     for name in ("observation_space", "action_space"):
         space = getattr(env, name, None)
