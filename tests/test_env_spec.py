@@ -256,3 +256,50 @@ def test_run_script_trains_resumes_and_meta_tests_a_user_env(scripts, tmp_path):
     assert results["env"] == SPEC
     assert len(results["tasks"]) == 2 and all(-1.0 <= task <= 1.0 for task in results["tasks"])
     assert results["checkpoint_itr"] == 1
+
+
+# ---------------------------------------------------------------------------- reproduce.py
+@pytest.fixture
+def reproduce():
+    sys.path.insert(0, EXPERIMENTS_DIR)
+    try:
+        yield importlib.import_module("reproduce")
+    finally:
+        sys.path.remove(EXPERIMENTS_DIR)
+
+
+GRID_TINY = ["--meta_batch_size", "2", "--rollouts_per_meta_task", "2", "--max_path_length", "5",
+             "--parallel", "false", "--hidden_sizes", "4", "--num_ppo_steps", "1",
+             "--log_formats", "csv"]
+"""Per run: 2 x 2 x 5 x (1 + 1) = 40 timesteps per iteration."""
+
+
+def test_reproduce_plans_a_user_env_with_the_defaults(reproduce, tmp_path):
+    (run,) = reproduce.plan_runs(["promp"], [SPEC], [1], 100, str(tmp_path), GRID_TINY)
+    assert run.run_dir == str(tmp_path / "promp" / "user_envs.PointLineGoalEnv" / "seed_1")
+    assert run.params["env"] == SPEC and run.n_itr == 3  # ceil(100 / 40)
+    assert run.params["num_inner_grad_steps"] == 1 and run.params["sampling_mode"] == "rollouts"
+    with pytest.raises(SystemExit, match=r"--envs user_envs:NoTaskSetterEnv: class "
+                                         r"NoTaskSetterEnv does not follow the MetaEnv protocol"):
+        reproduce.main(["--algos", "promp", "--envs", "user_envs:NoTaskSetterEnv",
+                        "--timesteps", "100", "--out", str(tmp_path / "bad")])
+    assert not os.path.exists(tmp_path / "bad")
+
+
+def test_reproduce_runs_a_user_env_found_in_the_working_directory(reproduce, tmp_path,
+                                                                  monkeypatch, capsys):
+    # The runs are subprocesses (python experiments/promp_run_mujoco.py ...): they find
+    # user_envs only because it is in their working directory.
+    monkeypatch.chdir(os.path.dirname(os.path.abspath(__file__)))
+    out = str(tmp_path / "grid")
+    assert reproduce.main(["--algos", "promp", "--envs", SPEC, "--seeds", "1", "--timesteps",
+                           "40", "--out", out, "--", *GRID_TINY]) == 0, capsys.readouterr()
+    run_dir = os.path.join(out, "promp", "user_envs.PointLineGoalEnv", "seed_1")
+    with open(os.path.join(run_dir, "params.json")) as f:
+        assert json.load(f)["env"] == SPEC
+    with open(os.path.join(out, "reproduction.md")) as f:
+        table = f.read()
+    assert "No paper values (the paper did not run these envs): user_envs:PointLineGoalEnv " \
+           "ProMP." in table
+    with open(os.path.join(out, "reproduction.png"), "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
