@@ -155,6 +155,19 @@ def test_cli_errors_name_the_flag_and_value(tmp_path):
     assert not os.path.exists(tmp_path / "run")  # nothing written
 
 
+def test_script_exits_2_with_one_error_line_and_no_traceback(tmp_path):
+    import subprocess
+
+    script = os.path.join(EXPERIMENTS_DIR, "promp_run_mujoco.py")
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(os.path.join(EXPERIMENTS_DIR, os.pardir))}
+    result = subprocess.run([sys.executable, script, "--env", "no_such_pkg.tasks:MyEnv"],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("error: --env no_such_pkg.tasks:MyEnv: no module named "
+                                     "'no_such_pkg'"), result.stderr
+    assert "Traceback" not in result.stderr and not os.listdir(tmp_path)
+
+
 def test_user_env_gets_default_horizon_no_paper_config_and_a_colon_free_dump_path():
     prepared = prepare_run(ProMPConfig, "promp", ["--env", SPEC, "--dump_path", "unused"])
     assert prepared.config.env == SPEC and prepared.parsed.paper_entry is None
