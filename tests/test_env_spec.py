@@ -190,6 +190,21 @@ def test_run_scripts_find_a_module_in_the_working_directory(tmp_path, monkeypatc
     assert load_env_class("cwd_tasks_pkg.tasks:LineEnv").__name__ == "PointLineGoalEnv"
 
 
+def test_the_documented_command_resolves_from_the_repository_root(monkeypatch):
+    # docs/custom_env.rst: python experiments/promp_run_mujoco.py --env
+    # docs.examples.custom_env:PointCircleGoalEnv ... (from the repository root)
+    root = os.path.abspath(os.path.join(EXPERIMENTS_DIR, os.pardir))
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", root)])
+    spec = "docs.examples.custom_env:PointCircleGoalEnv"
+    prepared = prepare_run(ProMPConfig, "promp", [
+        "--env", spec, "--meta_batch_size", "10", "--rollouts_per_meta_task", "10",
+        "--max_path_length", "20", "--hidden_sizes", "32,32", "--init_std", "0.1",
+        "--normalization_scale", "none", "--learning_rate", "0.01", "--n_itr", "30",
+        "--dump_path", "unused"])
+    assert prepared.config.env == spec and prepared.config.normalization_scale is None
+
+
 # ---------------------------------------------------------------------------- executors
 class LinePolicy:
     """The part of the meta-policy interface the sampler uses, for 1-D observations and actions."""

@@ -101,8 +101,8 @@ class NoTaskSetterEnv(MetaEnv):
 class DuckWithoutSeedingEnv(DuckTypedLineEnv):
     """Duck-typed, but without the methods that MetaEnv would supply."""
 
-    seed_tasks = None  # type: ignore[assignment]
-    log_diagnostics = None  # type: ignore[assignment]
+    seed_tasks = None
+    log_diagnostics = None
 
 
 class DuckWithoutTaskRngEnv(DuckTypedLineEnv):
@@ -110,7 +110,7 @@ class DuckWithoutTaskRngEnv(DuckTypedLineEnv):
 
     def __init__(self) -> None:
         super().__init__()
-        self.task_rng = None  # type: ignore[assignment]
+        self.task_rng = None
 
 
 class NotAGymEnv:
