@@ -44,6 +44,7 @@ from launch import split_passthrough_args
 from reproduce import has_checkpoint, plan_run
 
 from meta_policy_search.gradient_variance import CSV_NAME
+from meta_policy_search.utils.config_parsing import env_dir_name
 from meta_policy_search.utils.paper import load_paper_reference
 
 STUDY_FLAGS = ("--meta_batch_size", "20", "--rollouts_per_meta_task", "40")
@@ -56,7 +57,8 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> str:
     from meta_policy_search.utils.experiment import run_experiment
 
     algo = get_algorithm(args.algo)
-    run_dir = os.path.abspath(os.path.join(args.out, algo.name, args.env, f"seed_{args.seed}"))
+    run_dir = os.path.abspath(os.path.join(args.out, algo.name, env_dir_name(args.env),
+                                           f"seed_{args.seed}"))
     planned = plan_run(algo, args.env, args.seed, run_dir, args.timesteps,
                        [*STUDY_FLAGS, *passthrough])
     config_cls, make_algo, make_processor = algo.load()
@@ -151,7 +153,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     run_parser = commands.add_parser("run", help="train one run with measurements")
     run_parser.add_argument("--algo", required=True, help="registry name, e.g. lvc_vpg, dice_maml")
-    run_parser.add_argument("--env", default="HalfCheetahRandDirecEnv")
+    run_parser.add_argument("--env", default="HalfCheetahRandDirecEnv",
+                            help="a built-in env class name or your own as "
+                            "package.module:ClassName")
     run_parser.add_argument("--seed", type=int, default=22)
     run_parser.add_argument("--timesteps", type=float, default=1e7,
                             help="train to this many env steps, counted as in the paper")

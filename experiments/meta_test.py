@@ -7,7 +7,8 @@ Usage::
     python experiments/meta_test.py RUN_DIR --pretrained_run PRETRAINED_DIR --oracle_run ORACLE_DIR
 
 Rebuilds the run's env, policy, sampler and algorithm from its ``params.json`` (with the builders
-of its script, found from the ``algo`` key), restores the newest checkpoint, draws ``--n_tasks``
+of its script, found from the ``algo`` key; a user env ``"env": "mypkg.tasks:MyEnv"`` is imported
+again, from ``sys.path`` or the working directory), restores the newest checkpoint, draws ``--n_tasks``
 tasks with the evaluation seed (default: the run's seed + 10000) and adapts for
 ``0..--num_adapt_steps`` inner steps with fresh samples each step
 (:func:`meta_policy_search.evaluation.evaluate_adaptation`). The same tasks and episode seeds are
@@ -46,6 +47,7 @@ import numpy as np
 from algorithms import algorithm_for_run_name
 
 from meta_policy_search import evaluation, meta_test_baselines
+from meta_policy_search.envs.env_spec import search_working_directory
 from meta_policy_search.utils.experiment import MetaRLConfig, config_from_dict
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 
@@ -366,6 +368,9 @@ def main(argv: Sequence[str] | None = None) -> str:
     parser.add_argument("--output_dir", default=None, help="default: RUN_DIR/meta_test")
     args = parser.parse_args(argv)
     check_args(parser, args)
+    # A run of a user env (params.json "env": "mypkg.tasks:MyEnv") rebuilds it from its module,
+    # found as in training: on sys.path or in the working directory.
+    search_working_directory()
     results = evaluate_run(
         args.run_dir, n_tasks=args.n_tasks, num_adapt_steps=args.num_adapt_steps,
         seed=args.seed, rollouts_per_task=args.rollouts_per_task, parallel=args.parallel,

@@ -12,7 +12,10 @@ Usage::
 1. **Plan.** Every (algorithm, env, seed) is one run of the algorithm's script (the registry in
    ``algorithms.py``; e.g. ``lvc_vpg`` is ``vpg_maml_run_mujoco.py --inner_type
    likelihood_ratio``) with the paper config of (algorithm, env), ``--env``, ``--seed`` and the
-   arguments after ``--``, into ``OUT/<algo>/<env>/seed_<s>``. Its ``--n_itr`` is the fewest
+   arguments after ``--``, into ``OUT/<algo>/<env>/seed_<s>``. ``--envs`` also takes your own
+   env classes as ``package.module:ClassName`` (imported from ``sys.path`` or the working
+   directory; run directory ``OUT/<algo>/package.module.ClassName``): they run with the config
+   defaults (no paper config) and have no paper values in the comparison. Its ``--n_itr`` is the fewest
    iterations that reach ``--timesteps`` as the paper counts them: ``meta_batch_size x
    rollouts_per_meta_task x H x (num_inner_grad_steps + 1)`` per iteration, of the run's
    resolved config.
@@ -55,7 +58,14 @@ import plot
 from algorithms import ALGORITHMS, Algorithm, get_algorithm
 from launch import LocalLauncher, RayLauncher, split_passthrough_args
 
+from meta_policy_search.envs.env_spec import (
+    EnvSpecError,
+    is_env_spec,
+    load_env_class,
+    search_working_directory,
+)
 from meta_policy_search.envs.registry import ENV_CLASS_NAMES
+from meta_policy_search.utils.config_parsing import env_dir_name
 from meta_policy_search.utils.experiment import (
     config_to_dict,
     load_json,
@@ -161,7 +171,9 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
     parser.add_argument("--algos", nargs="+", required=True, metavar="ALGO",
                         help=f"algorithms: {', '.join(ALGORITHMS)}")
     parser.add_argument("--envs", nargs="+", required=True, metavar="ENV",
-                        help=f"env class names; the paper ran {', '.join(paper_envs())}")
+                        help=f"env class names (the paper ran {', '.join(paper_envs())}) or your "
+                        "own env classes as package.module:ClassName (the config defaults, no "
+                        "paper values)")
     parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3], help="one run per seed")
     parser.add_argument("--timesteps", type=float, required=True,
                         help="train each run to this many env steps, counted as in the paper")
@@ -206,17 +218,26 @@ def plan_runs(algos: Sequence[str], envs: Sequence[str], seeds: Sequence[int], t
     if not timesteps > 0:
         raise ValueError(f"--timesteps must be positive, got {timesteps}")
     algorithms = [get_algorithm(name) for name in algos]
-    unknown = [env for env in envs if env not in ENV_CLASS_NAMES]
+    unknown = [env for env in envs if env not in ENV_CLASS_NAMES and not is_env_spec(env)]
     if unknown:
-        raise ValueError(f"unknown env(s) {unknown}; valid names: {', '.join(ENV_CLASS_NAMES)}")
+        raise ValueError(f"unknown env(s) {unknown}; valid names: {', '.join(ENV_CLASS_NAMES)}, "
+                         "or a user env class as package.module:ClassName")
+    if any(is_env_spec(env) for env in envs):
+        search_working_directory()  # the runs (subprocesses) search the same directory
     for env in envs:
+        if is_env_spec(env):
+            try:
+                load_env_class(env)  # checked here: a bad spec fails before any run starts
+            except EnvSpecError as error:
+                raise ValueError(f"--envs {env}: {error.reason}") from None
         if env not in paper_envs():
             print(f"note: the paper did not run {env}; its runs use the config defaults")
     runs = []
     for algo in algorithms:
         for env in envs:
             for seed in seeds:
-                run_dir = os.path.abspath(os.path.join(out, algo.name, env, f"seed_{seed}"))
+                run_dir = os.path.abspath(os.path.join(out, algo.name, env_dir_name(env),
+                                                       f"seed_{seed}"))
                 runs.append(plan_run(algo, env, seed, run_dir, timesteps, extra_args))
     return runs
 
@@ -528,6 +549,10 @@ def comparison_markdown(curves: Sequence[Curve], reference: Sequence[ReferencePo
                          f"| {format_steps(point.timesteps)} | {point.value:g} +- {point.precision:g} "
                          f"| {mean:.1f} +- {std:.1f} | {n} | {diff:+.1f} | {within} |")
     lines.append("")
+    without = sorted({f"{c.env} {c.algo.legend}" for c in curves
+                      if not any(p.env == c.env for p in reference)})
+    if without:
+        lines += [f"No paper values (the paper did not run these envs): {'; '.join(without)}.", ""]
     if not_reached:
         lines += [f"Reference points not reached yet: {'; '.join(not_reached)}.", ""]
     lines += ["Runs:", ""]

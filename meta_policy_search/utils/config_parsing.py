@@ -360,7 +360,8 @@ def resolve_config(config: Any, algo_name: str) -> Any:
 
     Args:
         config: a :class:`MetaRLConfig` (subclass) instance.
-        algo_name: used in the default ``dump_path`` ``data/<algo>/<env>/run_<timestamp>``.
+        algo_name: used in the default ``dump_path`` ``data/<algo>/<env>/run_<timestamp>``
+            (``<env>``: :func:`env_dir_name`).
 
     Returns:
         A copy of ``config`` with those fields set.
@@ -371,8 +372,15 @@ def resolve_config(config: Any, algo_name: str) -> Any:
         updates["max_path_length"] = settings.get("max_path_length", DEFAULT_MAX_PATH_LENGTH)
     if config.dump_path is None:
         stamp = datetime.datetime.now().strftime("%Y%m%d_%H%M%S_%f")
-        updates["dump_path"] = os.path.join("data", algo_name, config.env, f"run_{stamp}")
+        updates["dump_path"] = os.path.join("data", algo_name, env_dir_name(config.env),
+                                            f"run_{stamp}")
     return dataclasses.replace(config, **updates)
+
+
+def env_dir_name(env: str) -> str:
+    """``env`` as a directory name: a user env's ``mypkg.tasks:MyEnv`` becomes
+    ``mypkg.tasks.MyEnv`` (no colon in paths); a built-in name is unchanged."""
+    return env.replace(":", ".")
 
 
 def config_to_dict(

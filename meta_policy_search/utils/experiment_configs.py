@@ -48,7 +48,10 @@ class MetaRLConfig:
     """Settings shared by all meta-RL run scripts (defaults: the ProMP paper's)."""
 
     env: str = "HalfCheetahRandDirecEnv"
-    """Env class name, built with ``meta_policy_search.envs.make_env``."""
+    """Env: a built-in env class name (``PointEnvRandGoal``, ``HalfCheetahRandDirecEnv``, ...) or
+    your own MetaEnv class as ``package.module:ClassName`` (e.g. ``mypkg.tasks:MyEnv``, importable
+    from the working directory or ``PYTHONPATH``; see docs/custom_env.rst), built with
+    ``meta_policy_search.envs.make_env``."""
     env_kwargs: dict = dataclasses.field(default_factory=dict)
     """Keyword arguments of the env constructor (JSON on the command line)."""
     seed: int = 1
@@ -259,8 +262,17 @@ def _one_of(choices: tuple[str, ...] | Callable[[], Any]) -> Rule:
     return Rule(lambda v: v in names, "one of " + ", ".join(names))
 
 
+ENV_SPEC_SEPARATOR = ":"
+"""A user env is ``package.module:ClassName`` (as in ``meta_policy_search.envs.env_spec``, which
+:func:`~meta_policy_search.utils.run_checks.prepare_run` uses to import and check it; only the
+syntax is checked here, without importing gymnasium)."""
+
 FIELD_RULES: dict[str, Rule] = {
-    "env": Rule(lambda v: v in ENV_SETTINGS, "an env class name: " + ", ".join(ENV_SETTINGS)),
+    "env": Rule(
+        lambda v: v in ENV_SETTINGS or ENV_SPEC_SEPARATOR in v,
+        "a built-in env class name (" + ", ".join(ENV_SETTINGS) + ") or a user env class as "
+        "package.module:ClassName, with a colon before the class (e.g. mypkg.tasks:MyEnv)",
+    ),
     "seed": Rule(lambda v: 0 <= v < 2**32, "an integer in [0, 2^32)"),
     "n_itr": _positive_int(),
     "dump_path": Rule(lambda v: v is None or v.strip() != "", "a directory path"),

@@ -21,7 +21,7 @@ from meta_policy_search.utils.config_parsing import (
     parse_command_line,
     resolve_config,
 )
-from meta_policy_search.utils.experiment_configs import validate_config
+from meta_policy_search.utils.experiment_configs import ENV_SPEC_SEPARATOR, validate_config
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,7 +47,8 @@ def prepare_run(
 
     Checks, in order: the flags and config file, every value
     (:func:`~meta_policy_search.utils.experiment_configs.validate_config`), the resume
-    constraints (:func:`~meta_policy_search.utils.config_parsing.check_resume_changes`), the
+    constraints (:func:`~meta_policy_search.utils.config_parsing.check_resume_changes`), a user
+    env (``--env package.module:ClassName``: importable, following the MetaEnv protocol) and the
     env arguments, then the run directory: ``dump_path`` must be a writable directory (or
     creatable), a new run must not overwrite a checkpointed one, and a resumed run needs a
     checkpoint.
@@ -69,7 +70,9 @@ def prepare_run(
     errors = validate_config(parsed.config)
     if errors:
         raise ConfigError(*errors)
-    if parsed.config.env_kwargs:
+    if ENV_SPEC_SEPARATOR in parsed.config.env:
+        _check_user_env(parsed.config.env, parsed.config.env_kwargs)
+    elif parsed.config.env_kwargs:
         _check_env_kwargs(parsed.config.env, parsed.config.env_kwargs)
     config = resolve_config(parsed.config, algo_name)
     _check_dump_path(config.dump_path)
@@ -99,6 +102,36 @@ def _check_env_kwargs(env: str, env_kwargs: dict[str, Any]) -> None:
     except (TypeError, ValueError) as error:
         raise ConfigError(
             f"--env_kwargs {json.dumps(env_kwargs)}: {env} rejects them ({error})"
+        ) from None
+
+
+def _check_user_env(env: str, env_kwargs: dict[str, Any]) -> None:
+    """Import, check and build a user env (``--env package.module:ClassName``) once, so that a
+    bad spec, a class missing part of the MetaEnv protocol or bad ``env_kwargs`` fail early.
+
+    The working directory is searched for the module too
+    (:func:`~meta_policy_search.envs.env_spec.search_working_directory`).
+    """
+    from meta_policy_search.envs.env_spec import (
+        EnvSpecError,
+        load_env_class,
+        search_working_directory,
+    )
+
+    search_working_directory()
+    try:
+        cls = load_env_class(env)
+    except EnvSpecError as error:
+        raise ConfigError(f"--env {env}: {error.reason}") from None
+    try:
+        from meta_policy_search.envs import make_env
+
+        make_env(env, **env_kwargs).close()
+    except EnvSpecError as error:
+        raise ConfigError(f"--env {env}: {error.reason}") from None
+    except (TypeError, ValueError) as error:
+        raise ConfigError(
+            f"--env_kwargs {json.dumps(env_kwargs)}: {cls.__qualname__} rejects them ({error})"
         ) from None
 
 
