@@ -36,7 +36,11 @@ MUJOCO_ENV_CLASS_NAMES: tuple[str, ...] = (
 """Names of the MuJoCo meta-envs exported by :data:`MUJOCO_ENVS_MODULE`."""
 
 ENV_CLASS_NAMES: tuple[str, ...] = POINT_ENV_CLASS_NAMES + MUJOCO_ENV_CLASS_NAMES
-"""Every name :func:`make_env` accepts."""
+"""Every class name :func:`make_env` accepts."""
+
+METAWORLD_NAME_PREFIXES = ("ML1-", "ML10")
+"""Names starting with these go to :mod:`meta_policy_search.envs.metaworld_envs` (imported lazily:
+Meta-World is an optional install), e.g. ``'ML1-reach-v3'`` or ``'ML10'``."""
 
 
 def _lookup_mujoco(name: str) -> type[MetaEnv] | None:
@@ -53,7 +57,8 @@ def make_env(name: str, **kwargs: Any) -> MetaEnv:
 
     Args:
         name: a class name from :data:`ENV_CLASS_NAMES`, e.g. ``'PointEnvRandGoal'`` or
-            ``'HalfCheetahRandDirecEnv'``.
+            ``'HalfCheetahRandDirecEnv'``, or a Meta-World benchmark: ``'ML1-<env>'`` (e.g.
+            ``'ML1-reach-v3'``) or ``'ML10'``.
         **kwargs: keyword arguments of that class's constructor (e.g. ``reward_type='dense'``).
 
     Returns:
@@ -64,7 +69,8 @@ def make_env(name: str, **kwargs: Any) -> MetaEnv:
         ValueError: if ``name`` is not a known env class; the message lists the valid names and
             suggests close matches.
         ImportError: if ``name`` is a MuJoCo env but its module cannot be imported (e.g. MuJoCo
-            is not installed).
+            is not installed), or a Meta-World env and ``metaworld`` is not installed (the
+            message gives the install command).
     """
     if not isinstance(name, str):
         raise ValueError(f"env name must be a str, got {name!r}")
@@ -76,6 +82,10 @@ def make_env(name: str, **kwargs: Any) -> MetaEnv:
         if cls is None:
             raise ValueError(f"{MUJOCO_ENVS_MODULE} does not export a MetaEnv class {name!r}")
         return cls(**kwargs)
+    if name.startswith(METAWORLD_NAME_PREFIXES):
+        from meta_policy_search.envs.metaworld_envs import make_metaworld_env
+
+        return make_metaworld_env(name, **kwargs)
     close = difflib.get_close_matches(name, ENV_CLASS_NAMES, n=3, cutoff=0.6)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise ValueError(

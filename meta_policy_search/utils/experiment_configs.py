@@ -29,6 +29,24 @@ ENV_SETTINGS: dict[str, dict[str, Any]] = {
 DEFAULT_MAX_PATH_LENGTH = 100
 """Horizon of envs missing from :data:`ENV_SETTINGS`."""
 
+
+def env_settings(env: str) -> dict[str, Any]:
+    """Per-env defaults of ``env``: its :data:`ENV_SETTINGS` entry; for the Meta-World names
+    (``ML1-<env>``, ``ML10``) Meta-World's horizon; else none."""
+    if env in ENV_SETTINGS:
+        return ENV_SETTINGS[env]
+    from meta_policy_search.envs import metaworld_envs
+
+    if metaworld_envs.is_metaworld_env_name(env):
+        return {"max_path_length": metaworld_envs.METAWORLD_MAX_PATH_LENGTH}
+    return {}
+
+
+def _is_env_name(value: str) -> bool:
+    from meta_policy_search.envs.metaworld_envs import is_metaworld_env_name
+
+    return value in ENV_SETTINGS or is_metaworld_env_name(value)
+
 RESERVED_KEYS = ("algo", "paper_config_entry")
 """Keys of ``params.json`` that are metadata, accepted and ignored in config files: the
 algorithm's name and the paper-config entry that was applied
@@ -239,7 +257,8 @@ def _one_of(choices: tuple[str, ...] | Callable[[], Any]) -> Rule:
 
 
 FIELD_RULES: dict[str, Rule] = {
-    "env": Rule(lambda v: v in ENV_SETTINGS, "an env class name: " + ", ".join(ENV_SETTINGS)),
+    "env": Rule(_is_env_name, "an env class name (" + ", ".join(ENV_SETTINGS)
+                + ") or a Meta-World benchmark (ML1-<env>, e.g. ML1-reach-v3, or ML10)"),
     "seed": Rule(lambda v: 0 <= v < 2**32, "an integer in [0, 2^32)"),
     "n_itr": _positive_int(),
     "dump_path": Rule(lambda v: v is None or v.strip() != "", "a directory path"),
