@@ -115,6 +115,23 @@ def test_ml1_set_task_changes_goal_and_reward(ml1):
 
 
 @needs_metaworld
+def test_ml1_success_info_reaches_one_with_metaworlds_scripted_reach_policy(ml1):
+    from metaworld.policies import SawyerReachV3Policy
+
+    task = ml1.sample_test_tasks(1)[0]
+    goal = ml1.task_parameters(task)[1][-3:]  # reach-v3: the task vector ends with the goal
+    ml1.set_task(task)
+    observation, _ = ml1.reset(seed=0)
+    assert not observation[-3:].any()  # ML1 hides the goal from the observation
+    policy, successes = SawyerReachV3Policy(), []
+    for _ in range(150):
+        action = policy.get_action(np.concatenate([observation[:-3], goal]))
+        observation, _, _, _, info = ml1.step(action)
+        successes.append(info["success"])
+    assert successes[0] == 0.0 and successes[-1] == 1.0
+
+
+@needs_metaworld
 def test_ml1_pickled_copy_is_small_and_steps_alike(ml1):
     ml1.set_task(3)
     blob = pickle.dumps(ml1)
