@@ -67,6 +67,24 @@ def test_success_rate_counts_episodes_with_a_success_at_a_real_step():
                      "Step_0-AverageFinalObjToTarget": pytest.approx((1 + 3 + 4) / 3)}
 
 
+def test_draw_tasks_takes_the_envs_test_tasks_through_the_wrappers():
+    from meta_policy_search import evaluation
+    from meta_policy_search.envs import PointEnvRandGoal, normalize
+    from meta_policy_search.envs.oracle_env import OracleEnv
+
+    class SplitPointEnv(PointEnvRandGoal):
+        def sample_test_tasks(self, n_tasks):
+            return [np.full(2, 0.25 + i) for i in range(n_tasks)]
+
+    for env in (SplitPointEnv(), normalize(SplitPointEnv()), OracleEnv(SplitPointEnv())):
+        tasks = evaluation.draw_tasks(env, 2, seed=0)
+        np.testing.assert_array_equal(tasks, [[0.25, 0.25], [1.25, 1.25]])
+    plain = PointEnvRandGoal()  # default: fresh draws of the training distribution
+    plain.seed_tasks(3)
+    expected = plain.sample_tasks(2)
+    np.testing.assert_array_equal(evaluation.draw_tasks(plain, 2, seed=3), expected)
+
+
 # ---------------------------------------------------------------------------- the adapters
 @pytest.fixture(scope="module")
 def ml1():
