@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 RUN_DIR ?= data/promp_point_quickstart
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
-.PHONY: venv train test docs lint bench clean
+.PHONY: venv venv-metaworld train test test-metaworld docs lint bench clean
 
 venv: $(VENV)/.installed
 
@@ -15,6 +15,19 @@ $(VENV)/.installed: requirements.txt setup.py
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install -r requirements.txt
 	$(PY) -m pip install -e ".[test,docs]"
+	touch $@
+
+# Optional Meta-World venv: metaworld 3.1.1 pins mujoco 3.3.0, so it cannot share .venv (mujoco 4).
+METAWORLD_VENV ?= .venv-metaworld
+METAWORLD_PY := $(METAWORLD_VENV)/bin/python
+
+venv-metaworld: $(METAWORLD_VENV)/.installed
+
+$(METAWORLD_VENV)/.installed: requirements-metaworld.txt setup.py
+	$(PYTHON) -m venv $(METAWORLD_VENV)
+	$(METAWORLD_PY) -m pip install --upgrade pip
+	$(METAWORLD_PY) -m pip install -r requirements-metaworld.txt
+	$(METAWORLD_PY) -m pip install -e ".[test,metaworld]"
 	touch $@
 
 train: venv
@@ -27,6 +40,11 @@ test: venv
 	$(MAKE) docs
 	$(MAKE) lint
 
+# The Meta-World tests, and the other envs' tests on the metaworld venv's mujoco 3.3.
+test-metaworld: venv-metaworld
+	$(METAWORLD_PY) -m pytest -q tests/test_metaworld.py tests/test_mujoco_envs.py \
+		tests/test_point_envs.py tests/test_batched_envs.py tests/test_normalized_env.py
+
 docs: venv
 	$(PY) -m sphinx -n -W --keep-going -b html docs docs/_build/html
 
@@ -38,4 +56,4 @@ bench: venv
 	$(PY) benchmarks/sampling_benchmark.py
 
 clean:
-	rm -rf $(VENV) docs/_build docs/api docs/_generated
+	rm -rf $(VENV) $(METAWORLD_VENV) docs/_build docs/api docs/_generated

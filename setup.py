@@ -28,5 +28,7 @@ setup(
         "test": ["pytest"],
         "docs": ["sphinx", "furo", "sphinx-mathjax-offline"],
         "ray": ["ray"],
+        # metaworld 3.1.1 pins mujoco 3.3.0 (its envs fail on mujoco 4); see requirements-metaworld.txt.
+        "metaworld": ["metaworld==3.1.1", "mujoco==3.3.0", "packaging"],
     },
 )

@@ -172,10 +172,11 @@ def evaluate_adaptation(
 
 
 def draw_tasks(env: Any, n_tasks: int, seed: int) -> list[Task]:
-    """Draw ``n_tasks`` held-out tasks from ``env``'s task distribution with their own seed.
+    """Draw ``n_tasks`` held-out tasks from ``env``'s test tasks with their own seed.
 
-    Re-seeds ``env``'s task RNG with ``seed`` (executors work on copies of the env, so this does
-    not disturb sampling).
+    The tasks come from ``env.sample_test_tasks``: a benchmark's test split where the env has
+    one (Meta-World), else fresh draws from the training distribution. Re-seeds ``env``'s task
+    RNG with ``seed`` (executors work on copies of the env, so this does not disturb sampling).
 
     Args:
         env: a ``MetaEnv`` (possibly normalized).
@@ -190,7 +191,7 @@ def draw_tasks(env: Any, n_tasks: int, seed: int) -> list[Task]:
     """
     n_tasks = check_positive_int("n_tasks", n_tasks)
     env.seed_tasks(int(seed))
-    return list(env.sample_tasks(n_tasks))
+    return list(env.sample_test_tasks(n_tasks))
 
 
 def read_run_params(run_dir: str) -> dict[str, Any]:

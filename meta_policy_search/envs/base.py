@@ -17,7 +17,8 @@ class MetaEnv(gym.Env):
     """A :class:`gymnasium.Env` whose dynamics or reward depend on a task.
 
     Subclasses implement :meth:`sample_tasks`, :meth:`set_task` and :meth:`get_task`, and may
-    override :meth:`log_diagnostics`. Tasks are drawn from ``task_rng``, a
+    override :meth:`log_diagnostics`, and :meth:`sample_test_tasks` when the env has held-out
+    test tasks of its own (a benchmark's test split, as in Meta-World). Tasks are drawn from ``task_rng``, a
     :class:`numpy.random.Generator` owned by the env and seeded with :meth:`seed_tasks`; the
     global ``np.random`` state is never used. Episode randomness (reset noise) comes from
     gymnasium's own ``np_random``, seeded through ``reset(seed=...)``.
@@ -52,6 +53,21 @@ class MetaEnv(gym.Env):
             A list of ``n_tasks`` tasks, each accepted by :meth:`set_task`.
         """
         raise NotImplementedError
+
+    def sample_test_tasks(self, n_tasks: int) -> list[Task]:
+        """Draw ``n_tasks`` tasks for meta-testing (:func:`~meta_policy_search.evaluation.draw_tasks`).
+
+        By default the training distribution (:meth:`sample_tasks`): the paper's envs have no
+        separate test tasks, held-out tasks are fresh draws. An env with a benchmark's test
+        split overrides this.
+
+        Args:
+            n_tasks: number of tasks, positive.
+
+        Returns:
+            A list of ``n_tasks`` tasks, each accepted by :meth:`set_task`.
+        """
+        return self.sample_tasks(n_tasks)
 
     def set_task(self, task: Task) -> None:
         """Make ``task`` the task of all following episodes.

@@ -66,6 +66,9 @@ class NormalizedEnv(gym.Wrapper, MetaEnv):
     def sample_tasks(self, n_tasks: int) -> list[Task]:
         return self._meta_env.sample_tasks(n_tasks)
 
+    def sample_test_tasks(self, n_tasks: int) -> list[Task]:
+        return self._meta_env.sample_test_tasks(n_tasks)
+
     def set_task(self, task: Task) -> None:
         self._meta_env.set_task(task)
 

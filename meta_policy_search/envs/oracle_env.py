@@ -119,6 +119,10 @@ class OracleEnv(gym.Wrapper, MetaEnv):
         """Tasks of the wrapped env."""
         return self._meta_env.sample_tasks(n_tasks)
 
+    def sample_test_tasks(self, n_tasks: int) -> list[Task]:
+        """Test tasks of the wrapped env."""
+        return self._meta_env.sample_test_tasks(n_tasks)
+
     def set_task(self, task: Task) -> None:
         """Set ``task`` on the wrapped env and append its features from now on."""
         self._meta_env.set_task(task)

@@ -44,8 +44,12 @@ MUJOCO_ENV_CLASS_NAMES: tuple[str, ...] = (
 """Names of the MuJoCo meta-envs exported by :data:`MUJOCO_ENVS_MODULE`."""
 
 ENV_CLASS_NAMES: tuple[str, ...] = POINT_ENV_CLASS_NAMES + MUJOCO_ENV_CLASS_NAMES
-"""Every built-in env name :func:`make_env` accepts (it also accepts user envs given as
-``package.module:ClassName``)."""
+"""Every built-in env class name :func:`make_env` accepts (it also accepts Meta-World benchmark
+names and user envs given as ``package.module:ClassName``)."""
+
+METAWORLD_NAME_PREFIXES = ("ML1-", "ML10")
+"""Names starting with these go to :mod:`meta_policy_search.envs.metaworld_envs` (imported lazily:
+Meta-World is an optional install), e.g. ``'ML1-reach-v3'`` or ``'ML10'``."""
 
 
 def _lookup_mujoco(name: str) -> type[MetaEnv] | None:
@@ -62,7 +66,8 @@ def make_env(name: str, **kwargs: Any) -> MetaEnv:
 
     Args:
         name: a class name from :data:`ENV_CLASS_NAMES`, e.g. ``'PointEnvRandGoal'`` or
-            ``'HalfCheetahRandDirecEnv'``; or a user env class as ``'mypkg.tasks:MyEnv'``,
+            ``'HalfCheetahRandDirecEnv'``; a Meta-World benchmark: ``'ML1-<env>'`` (e.g.
+            ``'ML1-reach-v3'``) or ``'ML10'``; or a user env class as ``'mypkg.tasks:MyEnv'``,
             imported and checked against the MetaEnv protocol
             (:func:`~meta_policy_search.envs.env_spec.load_env_class`).
         **kwargs: keyword arguments of that class's constructor (e.g. ``reward_type='dense'``).
@@ -78,7 +83,8 @@ def make_env(name: str, **kwargs: Any) -> MetaEnv:
             naming it if it cannot be imported, is not a class, misses part of the MetaEnv
             protocol, or the built env's spaces are not 1-D boxes.
         ImportError: if ``name`` is a MuJoCo env but its module cannot be imported (e.g. MuJoCo
-            is not installed).
+            is not installed), or a Meta-World env and ``metaworld`` is not installed (the
+            message gives the install command).
     """
     if not isinstance(name, str):
         raise ValueError(f"env name must be a str, got {name!r}")
@@ -94,6 +100,10 @@ def make_env(name: str, **kwargs: Any) -> MetaEnv:
         if cls is None:
             raise ValueError(f"{MUJOCO_ENVS_MODULE} does not export a MetaEnv class {name!r}")
         return cls(**kwargs)
+    if name.startswith(METAWORLD_NAME_PREFIXES):
+        from meta_policy_search.envs.metaworld_envs import make_metaworld_env
+
+        return make_metaworld_env(name, **kwargs)
     close = difflib.get_close_matches(name, ENV_CLASS_NAMES, n=3, cutoff=0.6)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     if "." in name:

@@ -21,9 +21,9 @@ from typing import Any
 
 from meta_policy_search.utils.experiment_configs import (
     DEFAULT_MAX_PATH_LENGTH,
-    ENV_SETTINGS,
     RESERVED_KEYS,
     RESUME_CHANGEABLE,
+    env_settings,
 )
 from meta_policy_search.utils.paper import paper_overrides
 from meta_policy_search.utils.serialization import atomic_write_json
@@ -368,7 +368,7 @@ def resolve_config(config: Any, algo_name: str) -> Any:
     """
     updates: dict[str, Any] = {}
     if config.max_path_length is None:
-        settings = ENV_SETTINGS.get(config.env, {})
+        settings = env_settings(config.env)
         updates["max_path_length"] = settings.get("max_path_length", DEFAULT_MAX_PATH_LENGTH)
     if config.dump_path is None:
         stamp = datetime.datetime.now().strftime("%Y%m%d_%H%M%S_%f")

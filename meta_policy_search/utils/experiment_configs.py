@@ -29,6 +29,25 @@ ENV_SETTINGS: dict[str, dict[str, Any]] = {
 DEFAULT_MAX_PATH_LENGTH = 100
 """Horizon of envs missing from :data:`ENV_SETTINGS`."""
 
+
+def env_settings(env: str) -> dict[str, Any]:
+    """Per-env defaults of ``env``: its :data:`ENV_SETTINGS` entry; for the Meta-World names
+    (``ML1-<env>``, ``ML10``) Meta-World's horizon; else none."""
+    if env in ENV_SETTINGS:
+        return ENV_SETTINGS[env]
+    from meta_policy_search.envs import metaworld_envs
+
+    if metaworld_envs.is_metaworld_env_name(env):
+        return {"max_path_length": metaworld_envs.METAWORLD_MAX_PATH_LENGTH}
+    return {}
+
+
+def _is_env_name(value: str) -> bool:
+    from meta_policy_search.envs.metaworld_envs import is_metaworld_env_name
+
+    return value in ENV_SETTINGS or ENV_SPEC_SEPARATOR in value or is_metaworld_env_name(value)
+
+
 RESERVED_KEYS = ("algo", "paper_config_entry")
 """Keys of ``params.json`` that are metadata, accepted and ignored in config files: the
 algorithm's name and the paper-config entry that was applied
@@ -269,8 +288,9 @@ syntax is checked here, without importing gymnasium)."""
 
 FIELD_RULES: dict[str, Rule] = {
     "env": Rule(
-        lambda v: v in ENV_SETTINGS or ENV_SPEC_SEPARATOR in v,
-        "a built-in env class name (" + ", ".join(ENV_SETTINGS) + ") or a user env class as "
+        _is_env_name,
+        "a built-in env class name (" + ", ".join(ENV_SETTINGS) + "), a Meta-World benchmark "
+        "(ML1-<env>, e.g. ML1-reach-v3, or ML10) or a user env class as "
         "package.module:ClassName, with a colon before the class (e.g. mypkg.tasks:MyEnv)",
     ),
     "seed": Rule(lambda v: 0 <= v < 2**32, "an integer in [0, 2^32)"),
