@@ -289,8 +289,64 @@ def test_meta_sampler_logs_env_time(monkeypatch):
         sampler.obtain_samples()
     sampler.update_tasks()
     sampler.obtain_samples(log=True, log_prefix="Step_0-")
-    assert list(logged) == ["Step_0-Time-EnvExec", "Step_0-EpisodesPerTask"]
+    assert list(logged) == [
+        "Step_0-Time-EnvExec", "Step_0-PolicyExecTime", "Step_0-EnvExecTime",
+        "Step_0-EpisodesPerTask",
+    ]
     assert logged["Step_0-Time-EnvExec"] > 0 and logged["Step_0-EpisodesPerTask"] == 2.0
+    # Policy and env time are parts of the phase (one process here).
+    assert 0 < logged["Step_0-PolicyExecTime"] + logged["Step_0-EnvExecTime"] < logged[
+        "Step_0-Time-EnvExec"]
+
+
+class SlowPolicy(NumpyGaussianMLP):
+    """A policy whose every batched forward pass takes at least ``POLICY_DELAY`` seconds."""
+
+    def sample(self, observations, noise):
+        time.sleep(POLICY_DELAY)
+        return super().sample(observations, noise)
+
+
+POLICY_DELAY, STEP_DELAY = 0.004, 0.004
+
+
+def _timed_collect(executor_class, policy, step_delay, sampling_mode, *args):
+    tasks = [2, 5, 6, 8]
+    with executor_class(TinyEnv(step_delay=step_delay), len(tasks), 2, H, 0, *args) as ex:
+        ex.set_tasks(tasks)
+        start = time.perf_counter()
+        paths = ex.collect(policy, 3, 0, sampling_mode)
+        return ex.last_exec_times, time.perf_counter() - start, int(paths.mask.sum())
+
+
+@pytest.mark.parametrize("sampling_mode", ["rollouts", "budget"])
+def test_exec_times_split_policy_and_env_time(sampling_mode):
+    """``last_exec_times`` holds the seconds in the policy and in the envs: a slow policy shows
+    as policy time, slow env steps as env time, and neither leaks into the other."""
+    policy = make_policy(4)
+    # 3 episodes of up to H steps per task on 2 env copies: at least ceil(3 H / 2) = 9 ticks,
+    # each one batched forward pass.
+    min_policy_calls = 9
+    times, wall, _ = _timed_collect(
+        MetaIterativeEnvExecutor, SlowPolicy(policy.params), 0.0, sampling_mode
+    )
+    assert times.policy_seconds >= min_policy_calls * POLICY_DELAY
+    assert times.env_seconds < min_policy_calls * POLICY_DELAY / 2
+    assert times.policy_seconds + times.env_seconds <= wall
+
+    times, wall, real_steps = _timed_collect(
+        MetaIterativeEnvExecutor, policy, STEP_DELAY, sampling_mode
+    )
+    assert times.env_seconds >= real_steps * STEP_DELAY  # one env.step per real step
+    assert 0 < times.policy_seconds < real_steps * STEP_DELAY / 2
+    assert times.policy_seconds + times.env_seconds <= wall
+
+    # The parallel executor adds up its workers' times.
+    times, _, real_steps = _timed_collect(
+        MetaParallelEnvExecutor, policy, STEP_DELAY, sampling_mode, 2
+    )
+    assert times.env_seconds >= real_steps * STEP_DELAY
+    assert 0 < times.policy_seconds < real_steps * STEP_DELAY / 2
 
 
 @pytest.mark.parametrize(

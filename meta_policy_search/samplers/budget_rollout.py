@@ -31,6 +31,7 @@ a few shapes.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -38,6 +39,7 @@ import numpy as np
 from meta_policy_search.envs.batched.base import BatchedMetaEnv
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.samplers.rollout import (
+    ExecTimes,
     episode_randomness,
     record_infos,
     space_dim,
@@ -208,6 +210,7 @@ def collect_budget(
     max_path_length: int,
     seed: int,
     phase: int,
+    exec_times: ExecTimes | None = None,
 ) -> PathBatch:
     """Collect, per task, the shortest prefix of episodes holding ``>= R x H`` real steps.
 
@@ -224,6 +227,8 @@ def collect_budget(
         max_path_length: ``H``, steps per episode at most.
         seed: root seed, ``>= 0``.
         phase: sampling-phase counter, ``>= 0``.
+        exec_times: if given, the seconds spent in the policy and the envs (steps, and resets
+            with the episode bookkeeping around them) are added to it.
 
     Returns:
         A :class:`PathBatch` ``[len(task_indices), N, H, ...]`` with ``N = episode_bucket(max_t n_t, R)``;
@@ -247,23 +252,31 @@ def collect_budget(
     env_range = np.arange(num_envs)
     obs_now, steps = run.obs_now, run.steps
 
+    clock = time.perf_counter
+    policy_seconds = 0.0
+    tic = clock()
     for i in range(num_envs):
         run.start(i, 0)
+    env_seconds = clock() - tic
     running = list(range(num_envs))
     tick = 0
     while running:
         noise = run.noise[env_range, steps]
+        tic = clock()
         act_h, dist = policy.sample(
             obs_now.reshape(num_tasks, envs_per_task, obs_dim),
             noise.reshape(num_tasks, envs_per_task, act_dim),
         )
+        policy_seconds += clock() - tic
         # The envs get exactly the stored (float32) actions, so stored data replay exactly.
         act_w[tick] = act_h.reshape(num_envs, act_dim)
         obs_w[tick] = obs_now
         mean_w[tick] = dist["mean"].reshape(num_envs, act_dim)
         log_std_w[tick] = dist["log_std"].reshape(num_envs, act_dim)
         running_envs = np.array(running)
+        tic = clock()
         step = envs.step(running_envs, act_w[tick][running_envs])
+        env_seconds += clock() - tic
         obs_now[running_envs] = step.observations
         rew_w[tick, running_envs] = step.rewards
         if info_w is None:
@@ -273,7 +286,15 @@ def collect_budget(
         ended = step.dones | (steps[running_envs] == max_path_length)
         finished, still_running = running_envs[ended].tolist(), running_envs[~ended].tolist()
         tick += 1
-        running = run.end_episodes(finished, still_running, tick) if finished else still_running
+        if finished:
+            tic = clock()
+            running = run.end_episodes(finished, still_running, tick)
+            env_seconds += clock() - tic
+        else:
+            running = still_running
+    if exec_times is not None:
+        exec_times.policy_seconds += policy_seconds
+        exec_times.env_seconds += env_seconds
 
     counts = [task.prefix_len for task in run.tasks]
     num_slots = episode_bucket(max(counts), num_rollouts)

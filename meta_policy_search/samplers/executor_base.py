@@ -24,6 +24,7 @@ from meta_policy_search.envs.batched.base import BatchedMetaEnv, make_batched_en
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.samplers.budget_rollout import collect_budget
 from meta_policy_search.samplers.rollout import (
+    ExecTimes,
     check_policy,
     check_sampling_mode,
     collect_rollouts,
@@ -131,19 +132,25 @@ def collect_paths(
     seed: int,
     phase: int,
     sampling_mode: str,
-) -> PathBatch:
+) -> tuple[PathBatch, ExecTimes]:
     """Run :func:`~meta_policy_search.samplers.rollout.collect_rollouts` (``'rollouts'``) or
     :func:`~meta_policy_search.samplers.budget_rollout.collect_budget` (``'budget'``).
 
     The arguments are theirs, plus ``sampling_mode``; see them for the returned shapes.
 
+    Returns:
+        The paths, and the seconds spent in the policy and in the envs.
+
     Raises:
         ValueError: on an unknown ``sampling_mode``, or from the rollout loop.
     """
     collect = collect_budget if check_sampling_mode(sampling_mode) == "budget" else collect_rollouts
-    return collect(
-        envs, envs_per_task, policy, task_indices, num_rollouts, max_path_length, seed, phase
+    exec_times = ExecTimes()
+    paths = collect(
+        envs, envs_per_task, policy, task_indices, num_rollouts, max_path_length, seed, phase,
+        exec_times,
     )
+    return paths, exec_times
 
 
 def process_info() -> dict[str, Any]:
@@ -165,8 +172,12 @@ class ExecutorBase:
 
     Subclasses call ``_init_sizes`` and ``_init_spaces`` in their constructor,
     ``_check_collect_args`` at the start of ``collect`` and set ``_tasks_set`` in
-    ``set_tasks``; they define ``close``, which sets ``_closed``.
+    ``set_tasks``; they define ``close``, which sets ``_closed``; ``collect`` sets
+    ``last_exec_times``.
     """
+
+    last_exec_times: ExecTimes = ExecTimes()
+    """Seconds the last ``collect`` spent in the policy and the envs, summed over workers."""
 
     _closed: bool = False
     _tasks_set: bool = False

@@ -103,7 +103,7 @@ class MetaIterativeEnvExecutor(ExecutorBase):
             policy, num_rollouts, phase, sampling_mode
         )
         assert self.envs is not None
-        return collect_paths(
+        paths, self.last_exec_times = collect_paths(
             self.envs,
             self.envs_per_task,
             policy,
@@ -114,6 +114,7 @@ class MetaIterativeEnvExecutor(ExecutorBase):
             phase,
             sampling_mode,
         )
+        return paths
 
     def close(self) -> None:
         """Close all env copies (safe to call more than once)."""

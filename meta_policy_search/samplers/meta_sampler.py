@@ -305,8 +305,11 @@ class MetaSampler:
         """Run one sampling phase with the policy's current (per-task) parameters.
 
         Args:
-            log: log the wall time of the phase as ``log_prefix + 'Time-EnvExec'`` and the mean
-                number of real episodes per task as ``log_prefix + 'EpisodesPerTask'``.
+            log: log the wall time of the phase as ``log_prefix + 'Time-EnvExec'``, the seconds
+                spent in the policy and in the envs (summed over worker processes) as
+                ``log_prefix + 'PolicyExecTime'`` and ``log_prefix + 'EnvExecTime'`` (the
+                original's keys), and the mean number of real episodes per task as
+                ``log_prefix + 'EpisodesPerTask'``.
             log_prefix: prefix of logged keys, e.g. ``'Step_0-'``.
 
         Returns:
@@ -341,6 +344,8 @@ class MetaSampler:
             if self.nonfinite_samples == "drop":
                 logger.logkv("NonFiniteEpisodesDropped", self.num_nonfinite_dropped)
             logger.logkv(log_prefix + "Time-EnvExec", elapsed)
+            logger.logkv(log_prefix + "PolicyExecTime", self.executor.last_exec_times.policy_seconds)
+            logger.logkv(log_prefix + "EnvExecTime", self.executor.last_exec_times.env_seconds)
             logger.logkv(log_prefix + "EpisodesPerTask", float(np.mean(paths.episodes_per_task)))
         return paths
 

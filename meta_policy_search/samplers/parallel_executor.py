@@ -43,7 +43,7 @@ from meta_policy_search.samplers.executor_base import (
     set_env_tasks,
     split_task_blocks,
 )
-from meta_policy_search.samplers.rollout import concatenate_paths
+from meta_policy_search.samplers.rollout import ExecTimes, concatenate_paths
 from meta_policy_search.types import PathBatch, Task
 
 
@@ -93,7 +93,7 @@ def _worker_loop(
         if command == "close":
             close_envs(envs)
             return
-        result: PathBatch | dict[str, Any] | None
+        result: tuple[PathBatch, ExecTimes] | dict[str, Any] | None
         try:
             if command == "set_tasks":
                 set_env_tasks(envs, payload, envs_per_task)
@@ -349,7 +349,9 @@ class MetaParallelEnvExecutor(ExecutorBase):
                 for start, stop in self.task_blocks
             ]
         )
-        return concatenate_paths(self._gather())
+        results = self._gather()
+        self.last_exec_times = sum((times for _, times in results), ExecTimes())
+        return concatenate_paths([paths for paths, _ in results])
 
     def worker_info(self) -> list[dict[str, Any]]:
         """Diagnostics of each worker.

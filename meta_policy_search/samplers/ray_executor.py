@@ -38,7 +38,7 @@ from meta_policy_search.samplers.executor_base import (
     set_env_tasks,
     split_task_blocks,
 )
-from meta_policy_search.samplers.rollout import concatenate_paths
+from meta_policy_search.samplers.rollout import ExecTimes, concatenate_paths
 from meta_policy_search.types import PathBatch, Task
 
 _POLL_SECONDS = 0.5
@@ -125,8 +125,9 @@ class RolloutActor:
 
     def collect(
         self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int, sampling_mode: str
-    ) -> PathBatch:
-        """Run :func:`collect_paths` on this actor's tasks; returns ``[T_local, N, H, ...]``."""
+    ) -> tuple[PathBatch, ExecTimes]:
+        """Run :func:`collect_paths` on this actor's tasks: ``[T_local, N, H, ...]`` paths and
+        the seconds spent in the policy and the envs."""
         return collect_paths(
             self.envs, self.envs_per_task, policy, self.task_indices, num_rollouts,
             self.max_path_length, self.seed, phase, sampling_mode,
@@ -325,10 +326,11 @@ class MetaRayEnvExecutor(ExecutorBase):
                                  phase, sampling_mode)
             for actor, (start, stop) in zip(self._actors, self.task_blocks)
         ]
-        batches = self._gather(refs, "collect", self.timeout)
-        paths = concatenate_paths(batches)
+        results = self._gather(refs, "collect", self.timeout)
+        self.last_exec_times = sum((times for _, times in results), ExecTimes())
+        paths = concatenate_paths([batch for batch, _ in results])
         # One actor: concatenate_paths returns its (read-only, object-store backed) arrays.
-        return _writable(paths) if len(batches) == 1 else paths
+        return _writable(paths) if len(results) == 1 else paths
 
     def worker_info(self) -> list[dict[str, Any]]:
         """Diagnostics of each actor.

@@ -24,6 +24,8 @@ worker processes never load TensorFlow.
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -34,6 +36,29 @@ from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.types import PathBatch
 
 _RESET_SEED_BOUND = 2**31 - 1
+
+
+
+@dataclasses.dataclass
+class ExecTimes:
+    """Seconds a sampling phase spent in the policy and in the envs (the original's
+    ``PolicyExecTime`` and ``EnvExecTime``).
+
+    Filled by the rollout loops; executors with several workers add up their workers' times, so
+    with ``n`` workers the sum can reach ``n`` times the wall time.
+    """
+
+    policy_seconds: float = 0.0
+    """In the policy's forward passes
+    (:meth:`~meta_policy_search.policies.numpy_policy.NumpyGaussianMLP.sample`)."""
+    env_seconds: float = 0.0
+    """In the envs' ``reset`` and ``step``."""
+
+    def __add__(self, other: ExecTimes) -> ExecTimes:
+        return ExecTimes(
+            self.policy_seconds + other.policy_seconds, self.env_seconds + other.env_seconds
+        )
+
 
 SAMPLING_MODES = ("rollouts", "budget")
 """Names accepted as ``sampling_mode``: exactly ``R`` episodes per task, or the original's step
@@ -137,6 +162,7 @@ def collect_rollouts(
     max_path_length: int,
     seed: int,
     phase: int,
+    exec_times: ExecTimes | None = None,
 ) -> PathBatch:
     """Run ``num_rollouts`` episodes per task with the given envs and policy.
 
@@ -155,6 +181,7 @@ def collect_rollouts(
         max_path_length: ``H``, steps per episode at most.
         seed: root seed, ``>= 0``.
         phase: sampling-phase counter, ``>= 0``.
+        exec_times: if given, the seconds spent in the policy and the envs are added to it.
 
     Returns:
         A :class:`PathBatch` with leading dimensions ``[len(task_indices), R, H]``.
@@ -183,12 +210,16 @@ def collect_rollouts(
     rewards = np.zeros(shape, dtype=np.float32)
     lengths = np.full((num_tasks, num_rollouts), horizon, dtype=np.int64)
     env_infos: dict[str, np.ndarray] = {}
+    policy_seconds = env_seconds = 0.0
+    clock = time.perf_counter
 
     for r0 in range(0, num_rollouts, envs_per_task):
         e = min(envs_per_task, num_rollouts - r0)
         wave_envs = wave_env_indices(num_tasks, envs_per_task, e)
         n = len(wave_envs)
+        tic = clock()
         obs_now = envs.reset(wave_envs, reset_seeds[:, r0 : r0 + e].reshape(-1).tolist())
+        env_seconds += clock() - tic
         wave_noise = noise[:, r0 : r0 + e]  # [T, e, H, act]
         obs_w = np.empty((horizon, n, obs_dim), dtype=np.float32)
         act_w = np.empty((horizon, n, act_dim), dtype=np.float32)
@@ -200,13 +231,17 @@ def collect_rollouts(
         active = np.arange(n)
 
         for h in range(horizon):
+            tic = clock()
             act_h, dist = policy.sample(obs_now.reshape(num_tasks, e, obs_dim), wave_noise[:, :, h])
+            policy_seconds += clock() - tic
             # The envs get exactly the stored (float32) actions, so stored data replay exactly.
             act_w[h] = act_h.reshape(n, act_dim)
             obs_w[h] = obs_now
             mean_w[h] = dist["mean"].reshape(n, act_dim)
             log_std_w[h] = dist["log_std"].reshape(n, act_dim)
+            tic = clock()
             step = envs.step(wave_envs[active], act_w[h][active])
+            env_seconds += clock() - tic
             obs_now[active] = step.observations
             rew_w[h, active] = step.rewards
             if info_w is None:
@@ -232,6 +267,9 @@ def collect_rollouts(
             env_infos[key][:, wave] = _to_task_major(buf, num_tasks, e)
         lengths[:, wave] = wave_lengths.reshape(num_tasks, e)
 
+    if exec_times is not None:
+        exec_times.policy_seconds += policy_seconds
+        exec_times.env_seconds += env_seconds
     padding = np.arange(horizon) >= lengths[..., None]  # [T, R, H]
     for array in (observations, actions, means, log_stds, rewards, *env_infos.values()):
         array[padding] = 0.0
