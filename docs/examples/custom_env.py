@@ -48,7 +48,9 @@ class PointCircleGoalEnv(MetaEnv):
         return self.goal_angle
 
     # -- gymnasium's episode API -----------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+    def reset(
+        self, *, seed: int | None = None, options: dict | None = None
+    ) -> tuple[np.ndarray, dict]:
         """Start an episode at the origin."""
         super().reset(seed=seed)
         self.position = np.zeros(2)
