@@ -54,12 +54,38 @@ def test_rand_goal_step_hand_computed():
     assert reward == pytest.approx(-math.sqrt(0.3**2 + 0.25**2), rel=1e-12)
 
 
-def test_rand_goal_never_terminates_even_at_goal():
-    env = PointEnvRandGoal()
+@pytest.mark.parametrize(
+    "action, tolerance, expected",
+    [
+        ([0.05, 0.0], 0.01, True),  # at the goal
+        ([0.041, 0.009], 0.01, True),  # within 0.01 on both axes
+        ([0.041, 0.011], 0.01, False),  # one axis outside: the released env's square, not a disc
+        ([0.03, 0.0], 0.01, False),
+        ([0.05, 0.0], None, False),  # goal_tolerance=None never terminates
+        ([0.03, 0.0], 0.05, True),
+    ],
+)
+def test_rand_goal_terminates_within_tolerance_of_the_goal(action, tolerance, expected):
+    env = PointEnvRandGoal(goal_tolerance=tolerance)
     env.set_task(np.array([0.05, 0.0]))
     env.reset(seed=0)
-    _, reward, terminated, truncated, _ = env.step(np.array([0.05, 0.0]))
-    assert reward == 0.0 and not terminated and not truncated
+    _, reward, terminated, truncated, info = env.step(np.array(action))
+    assert terminated is expected and not truncated
+    assert reward == pytest.approx(-info["distance"]) and info["distance"] == pytest.approx(
+        math.hypot(action[0] - 0.05, action[1]))
+    # The batched twin ends the same episodes.
+    batched = env.make_batched(2)
+    batched.set_tasks([np.array([0.05, 0.0]), np.array([-0.5, 0.5])])
+    batched.reset(np.arange(2), [0, 1])
+    step = batched.step(np.arange(2), np.array([action, action]))
+    assert step.dones.tolist() == [expected, False]
+    assert step.rewards[0] == reward
+
+
+@pytest.mark.parametrize("bad", [-0.1, float("nan"), float("inf"), "0.01", True])
+def test_rand_goal_rejects_a_bad_goal_tolerance(bad):
+    with pytest.raises(ValueError, match=r"goal_tolerance must be None or a finite number >= 0, got"):
+        PointEnvRandGoal(goal_tolerance=bad)
 
 
 @pytest.mark.parametrize("cls", POINT_CLASSES)

@@ -19,6 +19,7 @@ import numpy as np
 from meta_policy_search.envs.batched.base import BatchedMetaEnv, BatchedStep, check_num_tasks
 from meta_policy_search.envs.point_envs.base import CORNERS, PointEnvBase
 from meta_policy_search.envs.point_envs.corner_envs import MetaPointEnvCorner, MetaPointEnvMomentum
+from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
 from meta_policy_search.envs.point_envs.walls_env import _INSIDE, GAP_HALF_WIDTH, WALL_RADII
 from meta_policy_search.types import Task
 
@@ -53,6 +54,9 @@ class BatchedPointEnv(BatchedMetaEnv):
         self.action_bound = float(env.action_bound)
         self.state = np.zeros((num_envs, 2))
         self.goal = np.zeros((num_envs, 2))
+        self.goal_tolerance: float | None = (
+            env.goal_tolerance if isinstance(env, PointEnvRandGoal) else None
+        )
         self._read_task(slice(None))
 
     # ------------------------------------------------------------------ hooks
@@ -96,7 +100,11 @@ class BatchedPointEnv(BatchedMetaEnv):
             raise ValueError(f"actions must have shape ({len(indices)}, 2), got {action.shape}")
         clipped = np.minimum(np.maximum(action, -self.action_bound), self.action_bound)
         rewards, infos = self._transition(indices, clipped)
-        dones = np.zeros(len(indices), dtype=bool)
+        if self.goal_tolerance is None:
+            dones = np.zeros(len(indices), dtype=bool)
+        else:
+            offset = np.abs(self.state[indices] - self.goal[indices])
+            dones = np.all(offset < self.goal_tolerance, axis=1)
         return BatchedStep(self._observation(indices), rewards, dones, infos)
 
 

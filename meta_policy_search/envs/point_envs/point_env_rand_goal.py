@@ -23,21 +23,43 @@ class PointEnvRandGoal(PointEnvBase):
     * Observation: the position ``s'``, float32 ``[2]``.
     * Reward: ``-||s' - goal||_2``.
     * Info: ``{'distance': ||s' - goal||_2}``.
-    * Termination: never (``terminated`` and ``truncated`` are always ``False``); the sampler cuts
-      episodes at ``max_path_length`` (the MAML paper used 100).
+    * Termination: as in the MAML paper's released env, once the point is within
+      ``goal_tolerance`` of the goal on both axes (``terminated=True``); the sampler cuts
+      episodes at ``max_path_length`` (the MAML paper used 100). ``truncated`` is always
+      ``False``.
 
-    Difference from the MAML paper's rllab env: that env also ended an episode once the point was
-    within 0.01 of the goal on both axes. We never terminate, so all episodes have the same
-    length (the same number of steps per task); with ``-distance`` rewards this only changes
-    returns by the (tiny) remaining distances after the goal is reached.
+    The termination matters for the paper's numbers: a stochastic policy that reaches the goal
+    and keeps stepping pays ``-distance`` for its noise at every remaining step (about 5 per
+    episode for the policies trained here, the gap between our earlier non-terminating
+    2-D navigation results and the paper's after 2-3 steps).
 
     Before the first :meth:`set_task` the goal is the origin.
+
+    Args:
+        goal_tolerance: the episode ends when ``|s' - goal| < goal_tolerance`` on both axes
+            (the MAML paper's 0.01); ``None``: it never ends early (every episode
+            ``max_path_length`` steps, as in earlier versions of this library).
+
+    Raises:
+        ValueError: if ``goal_tolerance`` is not ``None`` or a finite number ``>= 0``.
     """
 
     action_bound = 0.1
     obs_dim = 2
     goal_bound = 0.5
     """Goals are drawn from ``[-goal_bound, goal_bound]^2``."""
+
+    def __init__(self, goal_tolerance: float | None = 0.01) -> None:
+        super().__init__()
+        if goal_tolerance is not None and (
+            isinstance(goal_tolerance, bool)
+            or not isinstance(goal_tolerance, (int, float))
+            or not 0 <= goal_tolerance < np.inf
+        ):
+            raise ValueError(
+                f"goal_tolerance must be None or a finite number >= 0, got {goal_tolerance!r}"
+            )
+        self.goal_tolerance = None if goal_tolerance is None else float(goal_tolerance)
 
     def make_batched(self, num_envs: int) -> BatchedPointEnv:
         """``num_envs`` copies stepped as whole arrays (see :mod:`meta_policy_search.envs.batched`)."""
@@ -103,7 +125,9 @@ class PointEnvRandGoal(PointEnvBase):
             action: ``[2]`` displacement, clipped to ``[-0.1, 0.1]``.
 
         Returns:
-            ``(observation [2], -distance, False, False, {'distance': distance})``.
+            ``(observation [2], -distance, terminated, False, {'distance': distance})`` with
+            ``terminated`` true once the point is within ``goal_tolerance`` of the goal on both
+            axes.
 
         Raises:
             ValueError: if ``action`` does not have shape ``[2]``.
@@ -111,4 +135,7 @@ class PointEnvRandGoal(PointEnvBase):
         """
         self._state = self._current_state() + self._clipped_action(action)
         dist = distance(self._state, self._goal)
-        return self._observation(), -dist, False, False, {"distance": dist}
+        terminated = self.goal_tolerance is not None and bool(
+            np.all(np.abs(self._state - self._goal) < self.goal_tolerance)
+        )
+        return self._observation(), -dist, terminated, False, {"distance": dist}
