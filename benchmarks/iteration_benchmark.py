@@ -82,8 +82,8 @@ def build_trainer(algo_key: str, flags: list[str], seed: int = 1) -> Any:
 
     import tensorflow as tf
 
+    from meta_policy_search.experiment import runner as experiment
     from meta_policy_search.meta_trainer import Trainer
-    from meta_policy_search.utils import experiment
 
     script_name, algo_name = ALGOS[algo_key]
     script = importlib.import_module(script_name)

@@ -44,11 +44,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from algorithms import algorithm_for_run_name
 
 from meta_policy_search import evaluation, meta_test_baselines
 from meta_policy_search.envs.env_spec import search_working_directory
-from meta_policy_search.utils.experiment import MetaRLConfig, config_from_dict
+from meta_policy_search.experiment.registry import algorithm_for_run_name
+from meta_policy_search.experiment.runner import MetaRLConfig, config_from_dict
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 
 CSV_FIELDS = ("policy", "num_grad_steps", "mean_return", "std_return", "stderr_return",

@@ -207,7 +207,7 @@ def read_run_params(run_dir: str) -> dict[str, Any]:
         FileNotFoundError: if ``run_dir/params.json`` does not exist.
         ValueError: if it does not hold a JSON object.
     """
-    from meta_policy_search.utils.experiment import load_json
+    from meta_policy_search.experiment.runner import load_json
 
     path = os.path.join(run_dir, "params.json")
     if not os.path.isfile(path):
@@ -229,7 +229,7 @@ def load_run_config(run_dir: str, config_cls: type) -> Any:
         FileNotFoundError: if ``run_dir/params.json`` does not exist.
         ValueError: if it holds keys that are not fields of ``config_cls``.
     """
-    from meta_policy_search.utils.experiment import config_from_dict
+    from meta_policy_search.experiment.runner import config_from_dict
 
     return config_from_dict(config_cls, read_run_params(run_dir))
 
@@ -246,7 +246,7 @@ def build_evaluation(
 ) -> EvaluationSetup:
     """Build env, policy, sampler, sample processor and algorithm as the run script does.
 
-    Uses the builders of :mod:`meta_policy_search.utils.experiment` on ``config`` with
+    Uses the builders of :mod:`meta_policy_search.experiment.runner` on ``config`` with
     ``meta_batch_size = n_tasks`` (the policy and algorithm carry one parameter set per task;
     nothing in a checkpoint depends on it). The policy is freshly initialised: restore it with
     :func:`restore_run` or :func:`restore_policy_params`, or keep it as the random-init baseline.
@@ -270,7 +270,7 @@ def build_evaluation(
     Raises:
         ValueError: if ``n_tasks`` or ``rollouts_per_task`` is not a positive integer.
     """
-    from meta_policy_search.utils.experiment import (
+    from meta_policy_search.experiment.runner import (
         build_env,
         build_policy,
         build_sampler,

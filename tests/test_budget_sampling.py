@@ -343,7 +343,7 @@ def test_build_sampler_plumbs_and_validates_sampling_mode():
     import dataclasses
 
     from meta_policy_search.envs import PointEnvRandGoal, normalize
-    from meta_policy_search.utils.experiment import ConfigError, MetaRLConfig, build_sampler
+    from meta_policy_search.experiment.runner import ConfigError, MetaRLConfig, build_sampler
 
     config = MetaRLConfig(env="PointEnvRandGoal", meta_batch_size=2, rollouts_per_meta_task=2,
                           max_path_length=5, parallel=False, sampling_mode="budget")

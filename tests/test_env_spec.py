@@ -21,9 +21,9 @@ from meta_policy_search.envs.env_spec import (
     parse_env_spec,
     search_working_directory,
 )
-from meta_policy_search.utils.config_parsing import ConfigError, resolve_config
-from meta_policy_search.utils.experiment_configs import ProMPConfig
-from meta_policy_search.utils.run_checks import prepare_run
+from meta_policy_search.experiment.config_parsing import ConfigError, resolve_config
+from meta_policy_search.experiment.configs import ProMPConfig
+from meta_policy_search.experiment.run_checks import prepare_run
 
 EXPERIMENTS_DIR = os.path.join(os.path.dirname(__file__), os.pardir, "experiments")
 SPEC = "user_envs:PointLineGoalEnv"

@@ -13,13 +13,13 @@ import pytest
 import tensorflow as tf
 
 from meta_policy_search import evaluation
-from meta_policy_search.utils.experiment import build_sample_processor
+from meta_policy_search.experiment.algorithms import ProMPPointMassConfig as PointConfig
+from meta_policy_search.experiment.algorithms import make_promp as make_algo
+from meta_policy_search.experiment.runner import build_sample_processor
 
 EXPERIMENTS_DIR = os.path.join(os.path.dirname(__file__), os.pardir, "experiments")
 sys.path.insert(0, EXPERIMENTS_DIR)
 import meta_test  # noqa: E402
-from promp_run_mujoco import make_algo  # noqa: E402
-from promp_run_point_mass import Config as PointConfig  # noqa: E402
 from promp_run_point_mass import main as train_point_mass  # noqa: E402
 
 sys.path.remove(EXPERIMENTS_DIR)

@@ -7,12 +7,13 @@ import importlib
 import json
 import os
 import sys
+import types
 
 import numpy as np
 import pytest
 
-from meta_policy_search.utils import experiment
-from meta_policy_search.utils.experiment import (
+from meta_policy_search.experiment import runner as experiment
+from meta_policy_search.experiment.runner import (
     ENV_SETTINGS,
     MetaRLConfig,
     ProMPConfig,
@@ -168,11 +169,23 @@ def test_field_docs_cover_every_field():
 
 @pytest.fixture(scope="module")
 def scripts():
+    """Per run script: its ``main``, and the ``Config`` and ``make_algo`` it runs."""
     sys.path.insert(0, EXPERIMENTS_DIR)
     try:
-        yield {name: importlib.import_module(name) for name in SCRIPTS}
+        yield {name: script_parts(name) for name in SCRIPTS}
     finally:
         sys.path.remove(EXPERIMENTS_DIR)
+
+
+def script_parts(name: str) -> types.SimpleNamespace:
+    from meta_policy_search.experiment.algorithms import ProMPPointMassConfig
+    from meta_policy_search.experiment.registry import ALGORITHMS
+
+    script = "promp_run_mujoco" if name == "promp_run_point_mass" else name
+    entry = next(a for a in ALGORITHMS.values() if a.script == script and not a.overrides)
+    config_cls = ProMPPointMassConfig if name == "promp_run_point_mass" else entry.config_cls
+    return types.SimpleNamespace(main=importlib.import_module(name).main, Config=config_cls,
+                                 make_algo=entry.make_algo)
 
 
 @pytest.mark.parametrize("name", SCRIPTS)

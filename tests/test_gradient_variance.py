@@ -46,13 +46,12 @@ def test_callback_rejects_bad_settings(tmp_path, every, rounds):
 
 def build_trainer(rollouts: int, seed: int = 3):
     """A small LVC-VPG trainer on 2-D navigation, built as the run scripts build it."""
-    sys.path.insert(0, EXPERIMENTS)
-    import vpg_maml_run_mujoco as script
-
+    from meta_policy_search.experiment import runner as experiment
+    from meta_policy_search.experiment.registry import get_algorithm
     from meta_policy_search.meta_trainer import Trainer
-    from meta_policy_search.utils import experiment
 
-    config, _ = experiment.parse_config(script.Config, [
+    algorithm = get_algorithm("lvc_vpg")
+    config, _ = experiment.parse_config(algorithm.config_cls, [
         "--env", "PointEnvRandGoal", "--meta_batch_size", "2", "--rollouts_per_meta_task",
         str(rollouts), "--max_path_length", "20", "--num_inner_grad_steps", "1",
         "--inner_type", "likelihood_ratio", "--paper_config", "false", "--parallel", "false",
@@ -62,7 +61,7 @@ def build_trainer(rollouts: int, seed: int = 3):
     env = experiment.build_env(config, seeds["env"])
     policy = experiment.build_policy(config, env, seeds["policy"])
     sampler = experiment.build_sampler(config, env, policy, seeds["sampler"])
-    return Trainer(algo=script.make_algo(config, policy), env=env, sampler=sampler,
+    return Trainer(algo=algorithm.make_algo(config, policy), env=env, sampler=sampler,
                    sample_processor=experiment.build_sample_processor(config), policy=policy,
                    n_itr=1, num_inner_grad_steps=1)
 

@@ -19,8 +19,8 @@ import pytest
 
 from meta_policy_search.envs import make_env, metaworld_envs
 from meta_policy_search.envs.metaworld_envs import MetaWorldBenchmarkEnv
+from meta_policy_search.experiment.configs import ProMPConfig, env_settings, validate_config
 from meta_policy_search.types import PathBatch
-from meta_policy_search.utils.experiment_configs import ProMPConfig, env_settings, validate_config
 
 needs_metaworld = pytest.mark.skipif(
     importlib.util.find_spec("metaworld") is None,

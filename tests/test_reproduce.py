@@ -12,15 +12,15 @@ import sys
 import numpy as np
 import pytest
 
-from meta_policy_search.utils import paper
-from meta_policy_search.utils.paper import ReferencePoint
+from meta_policy_search.experiment import paper
+from meta_policy_search.experiment.paper import ReferencePoint
+from meta_policy_search.experiment.registry import ALGORITHMS, algorithm_for_params, get_algorithm
 
 EXPERIMENTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                            "experiments")
 sys.path.insert(0, EXPERIMENTS)
 import plot  # noqa: E402
 import reproduce  # noqa: E402
-from algorithms import ALGORITHMS, algorithm_for_params, get_algorithm  # noqa: E402
 
 sys.path.pop(0)
 

@@ -4,11 +4,11 @@ The defaults are the settings the ProMP paper (Rothfuss et al. 2019, appendix D;
 code's ``experiments/all_envs_eval`` sweeps) shares across environments. What the paper changed
 per environment and algorithm (horizon, inner step size and steps, hidden sizes, ProMP's PPO
 steps and KL penalty, budget sampling) lives in the package data file ``paper_configs.json``
-(:mod:`meta_policy_search.utils.paper`) and is applied on top of these defaults by
-:func:`meta_policy_search.utils.experiment.parse_config` unless ``paper_config`` is false. Run
+(:mod:`meta_policy_search.experiment.paper`) and is applied on top of these defaults by
+:func:`meta_policy_search.experiment.runner.parse_config` unless ``paper_config`` is false. Run
 scripts subclass one of these classes to change a default (e.g. E-MAML sets
 ``exploration = True``); a field a script redeclares keeps the script's value over the paper
-config. Every field is a command-line flag (see :mod:`meta_policy_search.utils.experiment`).
+config. Every field is a command-line flag (see :mod:`meta_policy_search.experiment.runner`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from meta_policy_search.utils.paper import env_horizons
+from meta_policy_search.experiment.paper import env_horizons
 
 ENV_SETTINGS: dict[str, dict[str, Any]] = {
     env: {"max_path_length": horizon} for env, horizon in env_horizons().items()
@@ -51,7 +51,7 @@ def _is_env_name(value: str) -> bool:
 RESERVED_KEYS = ("algo", "paper_config_entry")
 """Keys of ``params.json`` that are metadata, accepted and ignored in config files: the
 algorithm's name and the paper-config entry that was applied
-(see :func:`~meta_policy_search.utils.config_parsing.config_to_dict`)."""
+(see :func:`~meta_policy_search.experiment.config_parsing.config_to_dict`)."""
 
 RESUME_CHANGEABLE = frozenset({
     "n_itr", "dump_path", "log_formats", "parallel", "executor", "n_parallel", "ray_address",
@@ -185,7 +185,7 @@ class PPOMAMLConfig(MetaRLConfig):
     """PPO-MAML settings: ProMP's outer optimisation (its paper values), MAML's inner step.
 
     Not in the paper; on its environments the paper config applies ProMP's section
-    (:data:`~meta_policy_search.utils.paper.SECTION_FALLBACKS`).
+    (:data:`~meta_policy_search.experiment.paper.SECTION_FALLBACKS`).
     """
 
     learning_rate: float = 1e-3
@@ -283,7 +283,7 @@ def _one_of(choices: tuple[str, ...] | Callable[[], Any]) -> Rule:
 
 ENV_SPEC_SEPARATOR = ":"
 """A user env is ``package.module:ClassName`` (as in ``meta_policy_search.envs.env_spec``, which
-:func:`~meta_policy_search.utils.run_checks.prepare_run` uses to import and check it; only the
+:func:`~meta_policy_search.experiment.run_checks.prepare_run` uses to import and check it; only the
 syntax is checked here, without importing gymnasium)."""
 
 FIELD_RULES: dict[str, Rule] = {

@@ -1,6 +1,6 @@
 """Config parsing of the run scripts: CLI and config-file layers, ``params.json``, resume checks.
 
-See :mod:`meta_policy_search.utils.experiment` for the override precedence. Nothing here imports
+See :mod:`meta_policy_search.experiment.runner` for the override precedence. Nothing here imports
 TensorFlow, so a bad command line fails in well under a second, before anything is written.
 """
 
@@ -19,13 +19,13 @@ import typing
 from collections.abc import Sequence
 from typing import Any
 
-from meta_policy_search.utils.experiment_configs import (
+from meta_policy_search.experiment.configs import (
     DEFAULT_MAX_PATH_LENGTH,
     RESERVED_KEYS,
     RESUME_CHANGEABLE,
     env_settings,
 )
-from meta_policy_search.utils.paper import paper_overrides
+from meta_policy_search.experiment.paper import paper_overrides
 from meta_policy_search.utils.serialization import atomic_write_json
 
 
@@ -197,7 +197,7 @@ class ParsedCommandLine:
     """``--resume`` was given."""
     paper_entry: dict[str, Any] | None
     """The paper-config entry applied
-    (:func:`~meta_policy_search.utils.paper.paper_overrides`; with ``--resume``, the one the run's
+    (:func:`~meta_policy_search.experiment.paper.paper_overrides`; with ``--resume``, the one the run's
     ``params.json`` recorded), or ``None``."""
     resume_changes: tuple[str, ...] = ()
     """With ``--resume``: the fields (all in :data:`RESUME_CHANGEABLE`) whose requested value

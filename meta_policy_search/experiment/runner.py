@@ -1,7 +1,7 @@
 """Shared machinery of the run scripts in ``experiments/``: config, CLI, seeding, builders.
 
 A run script defines a frozen dataclass config (a subclass of a config in
-:mod:`meta_policy_search.utils.experiment_configs`, with a
+:mod:`meta_policy_search.experiment.configs`, with a
 docstring per field) and a ``make_algo(config, policy)`` function, then calls
 :func:`run_experiment`. Everything else (parsing, ``params.json``, logger, seeding, building the
 env, policy, sampler and sample processor, resuming) happens here, so the scripts stay short.
@@ -10,7 +10,7 @@ Override precedence, lowest first:
 
 1. the config class's defaults (a run script's own ``Config`` subclass included);
 2. the paper config of (algorithm, env) from ``paper_configs.json``
-   (:func:`~meta_policy_search.utils.paper.paper_overrides`): only fields the config class has,
+   (:func:`~meta_policy_search.experiment.paper.paper_overrides`): only fields the config class has,
    and not the fields the run script's ``Config`` redeclares (a script's own choices are never
    replaced); skipped when ``paper_config`` is false (the quick-start script's default) or the
    paper did not run the env. The env is the one chosen by the flags, else the config file,
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from meta_policy_search.utils.config_parsing import (  # noqa: F401 - re-exported
+from meta_policy_search.experiment.config_parsing import (  # noqa: F401 - re-exported
     ConfigError,
     ParsedCommandLine,
     config_from_dict,
@@ -48,7 +48,7 @@ from meta_policy_search.utils.config_parsing import (  # noqa: F401 - re-exporte
     resolve_config,
     write_params,
 )
-from meta_policy_search.utils.experiment_configs import (  # noqa: F401 - re-exported
+from meta_policy_search.experiment.configs import (  # noqa: F401 - re-exported
     DEFAULT_MAX_PATH_LENGTH,
     ENV_SETTINGS,
     RESERVED_KEYS,
@@ -59,9 +59,9 @@ from meta_policy_search.utils.experiment_configs import (  # noqa: F401 - re-exp
     TRPOMAMLConfig,
     VPGMAMLConfig,
 )
-from meta_policy_search.utils.paper import describe_paper_entry
+from meta_policy_search.experiment.paper import describe_paper_entry
+from meta_policy_search.experiment.run_checks import PreparedRun, prepare_run  # noqa: F401 - re-exported
 from meta_policy_search.utils.quiet_tf import import_tensorflow
-from meta_policy_search.utils.run_checks import PreparedRun, prepare_run  # noqa: F401 - re-exported
 
 
 # ---------------------------------------------------------------------------- builders
