@@ -91,7 +91,7 @@ def build_trainer(algo_key: str, flags: list[str], seed: int = 1) -> Any:
     config = experiment.resolve_config(config, algo_name)
     seeds = experiment.derive_seeds(config.seed)
     tf.random.set_seed(seeds["tf"])
-    env = experiment.build_env(config, seeds["env"])
+    env = experiment.build_env(config)
     policy = experiment.build_policy(config, env, seeds["policy"])
     sampler = experiment.build_sampler(config, env, policy, seeds["sampler"])
     make_processor = getattr(script, "make_sample_processor", experiment.build_sample_processor)

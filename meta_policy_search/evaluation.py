@@ -286,7 +286,7 @@ def build_evaluation(
         updates["parallel"] = bool(parallel)
     config = dataclasses.replace(config, **updates)
     seeds = derive_seeds(seed)
-    env = build_env(config, seeds["env"])
+    env = build_env(config)
     policy_config = config if policy_config is None else dataclasses.replace(
         policy_config, meta_batch_size=config.meta_batch_size
     )

@@ -58,7 +58,7 @@ def build_trainer(rollouts: int, seed: int = 3):
         "--hidden_sizes", "16,16", "--seed", str(seed), "--dump_path", "/tmp/unused",
     ], "vpg_maml")
     seeds = experiment.derive_seeds(config.seed)
-    env = experiment.build_env(config, seeds["env"])
+    env = experiment.build_env(config)
     policy = experiment.build_policy(config, env, seeds["policy"])
     sampler = experiment.build_sampler(config, env, policy, seeds["sampler"])
     return Trainer(algo=algorithm.make_algo(config, policy), env=env, sampler=sampler,

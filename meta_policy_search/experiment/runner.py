@@ -68,18 +68,23 @@ from meta_policy_search.utils.quiet_tf import import_tensorflow
 def derive_seeds(seed: int) -> dict[str, int]:
     """Independent seeds for each component, derived from the root ``seed``.
 
+    The sampler's seed also seeds the env's task distribution (``MetaSampler`` calls
+    ``env.seed_tasks``). The first of the four words drawn was once an env seed that the sampler
+    then overwrote; it is still drawn and skipped, so every run keeps its seeds.
+
     Returns:
-        ``{'env', 'sampler', 'policy', 'tf'}`` -> int32 seeds (via ``np.random.SeedSequence``).
+        ``{'sampler', 'policy', 'tf'}`` -> int32 seeds (via ``np.random.SeedSequence``).
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    words = np.random.SeedSequence(int(seed)).generate_state(4, dtype=np.uint32)
-    return {k: int(w) % (2**31 - 1) for k, w in zip(("env", "sampler", "policy", "tf"), words)}
+    words = np.random.SeedSequence(int(seed)).generate_state(4, dtype=np.uint32)[1:]
+    return {k: int(w) % (2**31 - 1) for k, w in zip(("sampler", "policy", "tf"), words)}
 
 
-def build_env(config: MetaRLConfig, seed: int) -> Any:
+def build_env(config: MetaRLConfig) -> Any:
     """The env ``config.env`` (normalized unless ``normalization_scale`` is None, with the task in
-    the observation if ``config.oracle``), task-seeded."""
+    the observation if ``config.oracle``). Its tasks are seeded by the sampler
+    (:func:`build_sampler`)."""
     from meta_policy_search.envs import make_env, normalize
 
     env = make_env(config.env, **config.env_kwargs)
@@ -89,7 +94,6 @@ def build_env(config: MetaRLConfig, seed: int) -> Any:
         from meta_policy_search.envs.oracle_env import OracleEnv
 
         env = OracleEnv(env)
-    env.seed_tasks(seed)
     return env
 
 
@@ -334,7 +338,7 @@ def run_experiment(
 
     seeds = derive_seeds(config.seed)
     tf.random.set_seed(seeds["tf"])
-    env = build_env(config, seeds["env"])
+    env = build_env(config)
     policy = build_policy(config, env, seeds["policy"])
     sampler = build_sampler(config, env, policy, seeds["sampler"])
     trainer = Trainer(
