@@ -62,7 +62,7 @@ ALGOS = {
 WORKLOADS = {
     "W0": ["--env", "PointEnvRandGoal", "--meta_batch_size", "20", "--rollouts_per_meta_task",
            "20", "--max_path_length", "100", "--num_inner_grad_steps", "1", "--hidden_sizes",
-           "64,64", "--paper_config", "false", "--parallel", "false"],
+           "64,64", "--paper_config", "false", "--executor", "iterative"],
     "W1": ["--env", "HalfCheetahRandDirecEnv", "--meta_batch_size", "40",
            "--rollouts_per_meta_task", "20", "--paper_config", "true"],
 }
@@ -70,7 +70,7 @@ QUICK_OVERRIDES = ["--meta_batch_size", "4", "--rollouts_per_meta_task", "2",
                    "--max_path_length", "20"]
 RETRACE_FLAGS = ["--env", "Walker2DRandDirecEnv", "--meta_batch_size", "4",
                  "--rollouts_per_meta_task", "2", "--max_path_length", "100",
-                 "--sampling_mode", "budget", "--paper_config", "false", "--parallel", "false"]
+                 "--sampling_mode", "budget", "--paper_config", "false", "--executor", "iterative"]
 TIME_KEYS = {"sampling": "Time-Sampling", "processing": "Time-SampleProc",
              "inner": "Time-InnerStep", "outer": "Time-OuterStep"}
 

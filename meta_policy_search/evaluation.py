@@ -241,7 +241,7 @@ def build_evaluation(
     n_tasks: int,
     seed: int,
     rollouts_per_task: int | None = None,
-    parallel: bool | None = None,
+    executor: str | None = None,
     policy_config: Any | None = None,
 ) -> EvaluationSetup:
     """Build env, policy, sampler, sample processor and algorithm as the run script does.
@@ -260,7 +260,8 @@ def build_evaluation(
         seed: evaluation seed; the policy and sampler seeds are derived from it.
         rollouts_per_task: episodes per task and step; ``None``: the run's
             ``rollouts_per_meta_task``.
-        parallel: sample with worker processes; ``None``: the run's ``parallel``.
+        executor: the sampler's executor (``iterative``, ``parallel`` or ``ray``); ``None``: the
+            run's.
         policy_config: a config whose policy fields (``hidden_sizes``, ``init_std``, ...) shape
             the policy, e.g. another run's for the ``pretrained`` baseline; ``None``: ``config``.
 
@@ -282,8 +283,8 @@ def build_evaluation(
         updates["rollouts_per_meta_task"] = check_positive_int("rollouts_per_task", rollouts_per_task)
         if config.envs_per_task is not None and config.envs_per_task > rollouts_per_task:
             updates["envs_per_task"] = None
-    if parallel is not None:
-        updates["parallel"] = bool(parallel)
+    if executor is not None:
+        updates["executor"] = executor
     config = dataclasses.replace(config, **updates)
     seeds = derive_seeds(seed)
     env = build_env(config)

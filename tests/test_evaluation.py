@@ -140,7 +140,7 @@ def test_restore_run_loads_the_checkpointed_policy(run_dir):
     config = evaluation.load_run_config(run_dir, PointConfig)
     assert config.meta_batch_size == 4 and config.hidden_sizes == (8,)
     full = evaluation.build_evaluation(config, make_algo, build_sample_processor, 2, seed=0,
-                                       parallel=False)
+                                       executor="iterative")
     fresh = param_values(full.policy)
     assert evaluation.restore_run(run_dir, full.algo, full.policy) == 1  # last iteration
     restored = param_values(full.policy)
@@ -154,7 +154,7 @@ def test_restore_run_loads_the_checkpointed_policy(run_dir):
     assert any(not np.array_equal(fresh[k], restored[k]) for k in fresh)  # training moved them
     # Second path: restoring only the policy parameters gives the same values.
     only_policy = evaluation.build_evaluation(config, make_algo, build_sample_processor, 2,
-                                              seed=0, parallel=False)
+                                              seed=0, executor="iterative")
     assert evaluation.restore_policy_params(run_dir, only_policy.policy) == 1
     for name, value in param_values(only_policy.policy).items():
         np.testing.assert_array_equal(value, restored[name], err_msg=name)

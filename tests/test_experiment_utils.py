@@ -53,7 +53,7 @@ def test_defaults_are_the_paper_settings():
     assert (config.hidden_sizes, config.init_std, config.inner_lr) == ((64, 64), 1.0, 0.1)
     assert (config.learning_rate, config.num_ppo_steps, config.clip_eps) == (1e-3, 5, 0.3)
     assert (config.init_inner_kl_penalty, config.target_inner_step) == (5e-4, 0.01)
-    assert (config.n_itr, config.normalization_scale, config.parallel) == (1001, 10.0, True)
+    assert (config.n_itr, config.normalization_scale, config.executor) == (1001, 10.0, "parallel")
 
 
 def test_precedence_defaults_then_config_file_then_cli(tmp_path):
@@ -227,7 +227,7 @@ def test_env_settings_cover_every_env():
 # ---------------------------------------------------------------------------- end to end
 TINY = [
     "--env", "PointEnvRandGoal", "--meta_batch_size", "2", "--rollouts_per_meta_task", "3",
-    "--max_path_length", "6", "--parallel", "false", "--hidden_sizes", "8",
+    "--max_path_length", "6", "--executor", "iterative", "--hidden_sizes", "8",
     "--log_formats", "csv", "--seed", "5", "--paper_config", "false",
 ]
 """A tiny run with the config defaults (the paper's PointEnvRandGoal entry has 3 inner steps)."""
@@ -265,6 +265,30 @@ def test_scripts_run_an_iteration(scripts, name, tmp_path, reset_logger):
     assert params["max_path_length"] == 6 and params["seed"] == 5
     assert params["algo"] == name.replace("_run_mujoco", "") and params["paper_config_entry"] is None
     assert os.path.isdir(os.path.join(run_dir, "checkpoints"))
+
+
+@pytest.mark.parametrize("values, executor", [
+    ({"parallel": False, "executor": None}, "iterative"),
+    ({"parallel": True, "executor": None}, "parallel"),
+    ({"parallel": False}, "iterative"),
+    ({"parallel": True, "executor": "ray"}, "ray"),  # executor overrode parallel
+    ({"executor": None}, "parallel"),  # the class default
+])
+def test_old_parallel_key_maps_to_executor(values, executor):
+    assert config_from_dict(ProMPConfig, values).executor == executor
+
+
+def test_run_of_an_older_version_with_parallel_resumes(scripts, tmp_path, reset_logger):
+    main = scripts["promp_run_point_mass"].main
+    run_dir = main(TINY + ["--n_itr", "1", "--dump_path", str(tmp_path / "old")])
+    params_path = os.path.join(run_dir, "params.json")
+    params = load_json(params_path)
+    params.update(parallel=False, executor=None)  # as older versions wrote it
+    write_json(params_path, params)
+    main(["--resume", "--dump_path", run_dir, "--n_itr", "2"])
+    assert [row["Itr"] for row in read_rows(run_dir)] == ["0", "1"]
+    resumed = load_json(params_path)
+    assert resumed["executor"] == "iterative" and "parallel" not in resumed
 
 
 def test_resumed_run_reproduces_uninterrupted_run(scripts, tmp_path, reset_logger, capsys):

@@ -54,7 +54,7 @@ def build_trainer(rollouts: int, seed: int = 3):
     config, _ = experiment.parse_config(algorithm.config_cls, [
         "--env", "PointEnvRandGoal", "--meta_batch_size", "2", "--rollouts_per_meta_task",
         str(rollouts), "--max_path_length", "20", "--num_inner_grad_steps", "1",
-        "--inner_type", "likelihood_ratio", "--paper_config", "false", "--parallel", "false",
+        "--inner_type", "likelihood_ratio", "--paper_config", "false", "--executor", "iterative",
         "--hidden_sizes", "16,16", "--seed", str(seed), "--dump_path", "/tmp/unused",
     ], "vpg_maml")
     seeds = experiment.derive_seeds(config.seed)
@@ -100,7 +100,7 @@ def test_script_writes_rows_resumes_and_plots(tmp_path):
     import gradient_variance as script
 
     tiny = ["--", "--meta_batch_size", "2", "--rollouts_per_meta_task", "2",
-            "--max_path_length", "10", "--hidden_sizes", "8,8", "--parallel", "false",
+            "--max_path_length", "10", "--hidden_sizes", "8,8", "--executor", "iterative",
             "--num_inner_grad_steps", "1"]
     common = ["run", "--algo", "lvc_vpg", "--env", "PointEnvRandGoal", "--seed", "1",
               "--every", "2", "--rounds", "3", "--out", str(tmp_path)]

@@ -154,7 +154,7 @@ def test_every_algorithm_takes_an_outer_step_with_zero_inner_steps(name):
     config = config_cls(env="PointEnvRandGoal", max_path_length=10, hidden_sizes=(8,),
                         num_inner_grad_steps=0, **dict(ALGORITHMS[name].overrides))
     setup = evaluation.build_evaluation(config, make_algorithm, make_processor, 2, seed=0,
-                                        rollouts_per_task=3, parallel=False)
+                                        rollouts_per_task=3, executor="iterative")
     setup.sampler.set_tasks(evaluation.draw_tasks(setup.env, 2, seed=0))
     samples = setup.sample_processor.process_samples(setup.sampler.obtain_samples())
     stats = setup.algo.optimize_policy([samples], log=False)

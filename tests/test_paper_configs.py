@@ -233,7 +233,7 @@ def test_quick_start_keeps_its_settings(quick_start):
     assert (config.env, config.meta_batch_size, config.rollouts_per_meta_task) == (
         "PointEnvRandGoal", 20, 20)
     assert (config.num_inner_grad_steps, config.max_path_length, config.n_itr) == (1, 100, 40)
-    assert (config.sampling_mode, config.parallel, config.inner_lr) == ("rollouts", False, 0.1)
+    assert (config.sampling_mode, config.executor, config.inner_lr) == ("rollouts", "iterative", 0.1)
 
 
 def test_paper_config_never_replaces_a_scripts_own_fields(quick_start):

@@ -25,7 +25,7 @@ import reproduce  # noqa: E402
 sys.path.pop(0)
 
 TINY = ["--meta_batch_size", "2", "--rollouts_per_meta_task", "2", "--max_path_length", "5",
-        "--parallel", "false", "--hidden_sizes", "8", "--num_inner_grad_steps", "1",
+        "--executor", "iterative", "--hidden_sizes", "8", "--num_inner_grad_steps", "1",
         "--num_ppo_steps", "1", "--log_formats", "csv,log"]
 """Per run: 2 x 2 x 5 x (1 + 1) = 40 timesteps per iteration."""
 

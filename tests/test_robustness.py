@@ -18,7 +18,7 @@ EXPERIMENTS_DIR = os.path.join(REPO, "experiments")
 TINY = [
     "--env", "PointEnvRandGoal", "--paper_config", "false", "--meta_batch_size", "2",
     "--rollouts_per_meta_task", "2", "--max_path_length", "5", "--hidden_sizes", "8",
-    "--parallel", "false", "--log_formats", "csv", "--seed", "3",
+    "--executor", "iterative", "--log_formats", "csv", "--seed", "3",
 ]
 STEPS_PER_ITR = 2 * 2 * 2 * 5  # phases x tasks x rollouts x H (the point env never ends early)
 

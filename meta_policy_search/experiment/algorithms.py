@@ -50,7 +50,7 @@ class ProMPPointMassConfig(ProMPConfig):
     """Number of tasks per meta-iteration."""
     max_path_length: int | None = 100
     """Horizon ``H`` (the MAML paper's 100)."""
-    parallel: bool = False
+    executor: str = "iterative"
     """Sample in the main process: the point env is too cheap for worker processes to pay."""
     log_formats: tuple[str, ...] = ("log", "csv", "tensorboard")
     """Logger outputs; no ``stdout`` table, the Trainer prints one line per iteration."""

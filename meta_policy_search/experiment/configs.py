@@ -54,7 +54,7 @@ algorithm's name and the paper-config entry that was applied
 (see :func:`~meta_policy_search.experiment.config_parsing.config_to_dict`)."""
 
 RESUME_CHANGEABLE = frozenset({
-    "n_itr", "dump_path", "log_formats", "parallel", "executor", "n_parallel", "ray_address",
+    "n_itr", "dump_path", "log_formats", "executor", "n_parallel", "ray_address",
     "sampler_timeout", "nonfinite_samples", "max_nonfinite_outer_steps", "keep_best",
 })
 """Fields a ``--resume`` may change: they do not alter the results of the iterations already
@@ -92,12 +92,12 @@ class MetaRLConfig:
     more, shorter episodes; see ``MetaSampler``)."""
     envs_per_task: int | None = None
     """Envs stepped together per task; ``None``: one per rollout."""
-    parallel: bool = True
-    """Sample with worker processes instead of in the main process."""
     n_parallel: int | None = None
     """Number of worker processes or Ray actors; ``None``: the number of CPU cores."""
-    executor: str | None = None
-    """Sampler executor: ``iterative``, ``parallel`` or ``ray``; overrides ``parallel`` when set."""
+    executor: str = "parallel"
+    """Sampler executor: ``iterative`` (in the main process), ``parallel`` (worker processes) or
+    ``ray`` (Ray actors). A ``params.json`` of an older run with ``parallel`` true/false and no
+    executor reads as ``parallel``/``iterative`` (``upgrade_legacy_params``)."""
     ray_address: str | None = None
     """Ray cluster address for ``--executor ray`` (e.g. ``auto``); ``None``: a local Ray."""
     normalization_scale: float | None = 10.0
@@ -302,7 +302,7 @@ FIELD_RULES: dict[str, Rule] = {
     "sampling_mode": _one_of(SAMPLING_MODES),
     "envs_per_task": _optional_positive_int(),
     "n_parallel": _optional_positive_int(),
-    "executor": Rule(lambda v: v is None or v in EXECUTORS, "one of " + ", ".join(EXECUTORS)),
+    "executor": _one_of(EXECUTORS),
     "normalization_scale": Rule(lambda v: v is None or v > 0, "a finite number > 0, or none"),
     "baseline": _one_of(BASELINES),
     "discount": Rule(lambda v: 0 <= v <= 1, "a number in [0, 1]"),

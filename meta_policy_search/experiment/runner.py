@@ -116,8 +116,6 @@ def build_policy(config: MetaRLConfig, env: Any, seed: int) -> Any:
 def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any:
     """A ``MetaSampler`` with the config's batch sizes, horizon, sampling mode and executor.
 
-    ``config.executor``, when set, overrides ``config.parallel`` (a script's default).
-
     Raises:
         ConfigError: if ``config.sampling_mode`` is not one of
             :data:`~meta_policy_search.samplers.rollout.SAMPLING_MODES`.
@@ -131,10 +129,6 @@ def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any
             f"sampling_mode must be one of {SAMPLING_MODES}, got {config.sampling_mode!r}; "
             f"pass {choices}"
         )
-    if config.executor is None:
-        executor, parallel = None, config.parallel
-    else:
-        executor, parallel = config.executor, None
     return MetaSampler(
         env=env,
         policy=policy,
@@ -142,10 +136,9 @@ def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any
         meta_batch_size=config.meta_batch_size,
         max_path_length=resolved_horizon(config),
         envs_per_task=config.envs_per_task,
-        parallel=parallel,
         n_parallel=config.n_parallel,
         seed=seed,
-        executor=executor,
+        executor=config.executor,
         ray_address=config.ray_address,
         sampling_mode=config.sampling_mode,
         nonfinite_samples=config.nonfinite_samples,
