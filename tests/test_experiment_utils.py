@@ -75,7 +75,7 @@ def test_precedence_defaults_then_config_file_then_cli(tmp_path):
         ("hidden_sizes", "[8, 8, 8]", (8, 8, 8)),
         ("hidden_sizes", "8", (8,)),
         ("normalize_adv", "false", False),
-        ("parallel", "0", False),
+        ("learn_std", "0", False),
         ("n_parallel", "none", None),
         ("n_parallel", "3", 3),
         ("max_path_length", "50", 50),

@@ -88,12 +88,12 @@ def test_components_import_nothing_above_them(path):
     assert not higher, f"{path} imports {higher}, a layer above it"
 
 
-def test_the_trainer_does_not_import_the_experiment_machinery():
-    path = os.path.join(PACKAGE, "meta_trainer.py")
-    higher = sorted(name for name in package_imports(path)
-                    if within(name, ("meta_policy_search.experiment",
-                                     "meta_policy_search.evaluation")))
-    assert not higher, f"the Trainer imports {higher}"
+@pytest.mark.parametrize("name", ["meta_trainer.py", "best_checkpoint.py", "gradient_variance.py"])
+def test_the_trainer_layer_does_not_import_the_experiment_machinery(name):
+    higher = sorted(n for n in package_imports(os.path.join(PACKAGE, name))
+                    if within(n, ("meta_policy_search.experiment", "meta_policy_search.evaluation",
+                                  "meta_policy_search.meta_test_baselines")))
+    assert not higher, f"{name} imports {higher}, a layer above it"
 
 
 def test_experiment_scripts_do_not_import_each_other():

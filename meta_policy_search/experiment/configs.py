@@ -5,10 +5,11 @@ code's ``experiments/all_envs_eval`` sweeps) shares across environments. What th
 per environment and algorithm (horizon, inner step size and steps, hidden sizes, ProMP's PPO
 steps and KL penalty, budget sampling) lives in the package data file ``paper_configs.json``
 (:mod:`meta_policy_search.experiment.paper`) and is applied on top of these defaults by
-:func:`meta_policy_search.experiment.runner.parse_config` unless ``paper_config`` is false. Run
-scripts subclass one of these classes to change a default (e.g. E-MAML sets
-``exploration = True``); a field a script redeclares keeps the script's value over the paper
-config. Every field is a command-line flag (see :mod:`meta_policy_search.experiment.runner`).
+:func:`meta_policy_search.experiment.runner.parse_config` unless ``paper_config`` is false. The run
+configs of :mod:`~meta_policy_search.experiment.algorithms` subclass these classes to change a
+default (e.g. E-MAML sets ``exploration = True``); a field a run config redeclares keeps its
+value over the paper config. Every field is a command-line flag (see
+:mod:`meta_policy_search.experiment.runner`).
 """
 
 from __future__ import annotations

@@ -1,17 +1,19 @@
 """Shared machinery of the run scripts in ``experiments/``: config, CLI, seeding, builders.
 
-A run script defines a frozen dataclass config (a subclass of a config in
-:mod:`meta_policy_search.experiment.configs`, with a
-docstring per field) and a ``make_algo(config, policy)`` function, then calls
+An algorithm is a frozen dataclass config (a subclass of a config in
+:mod:`meta_policy_search.experiment.configs`, with a docstring per field) and a
+``make_algo(config, policy)`` function (:mod:`meta_policy_search.experiment.algorithms`); a run
+script calls :func:`~meta_policy_search.experiment.registry.run_script`, which passes them to
 :func:`run_experiment`. Everything else (parsing, ``params.json``, logger, seeding, building the
-env, policy, sampler and sample processor, resuming) happens here, so the scripts stay short.
+env, policy, sampler and sample processor, resuming) happens here.
 
 Override precedence, lowest first:
 
-1. the config class's defaults (a run script's own ``Config`` subclass included);
+1. the config class's defaults (a run config of
+   :mod:`~meta_policy_search.experiment.algorithms` included);
 2. the paper config of (algorithm, env) from ``paper_configs.json``
-   (:func:`~meta_policy_search.experiment.paper.paper_overrides`): only fields the config class has,
-   and not the fields the run script's ``Config`` redeclares (a script's own choices are never
+   (:func:`~meta_policy_search.experiment.paper.paper_overrides`): only fields the config class
+   has, and not the fields its run config redeclares (a script's own choices are never
    replaced); skipped when ``paper_config`` is false (the quick-start script's default) or the
    paper did not run the env. The env is the one chosen by the flags, else the config file,
    else the class default;
