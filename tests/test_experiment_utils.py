@@ -189,7 +189,7 @@ def script_parts(name: str) -> types.SimpleNamespace:
     entry = next(a for a in ALGORITHMS.values() if a.script == script and not a.overrides)
     config_cls = ProMPPointMassConfig if name == "promp_run_point_mass" else entry.config_cls
     return types.SimpleNamespace(main=importlib.import_module(name).main, Config=config_cls,
-                                 make_algo=entry.make_algo)
+                                 make_algo=entry.make_algo, algorithm_class=entry.algorithm_class)
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -338,6 +338,7 @@ def test_first_order_flag_reaches_the_algorithm(scripts, name):
         assert config.first_order is first_order
         policy = MetaGaussianMLPPolicy(2, 2, 2, hidden_sizes=(4,), seed=0, dtype=tf.float64)
         algos[first_order] = scripts[name].make_algo(config, policy)
+        assert type(algos[first_order]) is scripts[name].algorithm_class
         assert algos[first_order].first_order is first_order
     if name != "promp_run_mujoco":
         return

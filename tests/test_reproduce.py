@@ -60,6 +60,15 @@ def test_bad_reference_rows_are_named():
         paper._parse_reference("figure,env\n", "x.csv")
 
 
+def test_registry_entries_name_their_meta_algorithm_class():
+    from meta_policy_search.meta_algos.base import MAMLAlgo
+
+    for entry in ALGORITHMS.values():
+        assert issubclass(entry.algorithm_class, MAMLAlgo), entry.name
+    assert get_algorithm("lvc_vpg").algorithm_class.__name__ == "VPGMAML"
+    assert get_algorithm("dice_maml").algorithm_class.__name__ == "DICEMAML"
+
+
 def test_registry_names_runs_from_their_params():
     assert algorithm_for_params({"algo": "vpg_maml", "inner_type": "likelihood_ratio"}).name == \
         "lvc_vpg"

@@ -49,6 +49,9 @@ class Algorithm:
     of ``paper_configs.json``."""
     legend: str
     """Name in the paper's figures (``paper_reference.csv``), or a label if the paper has none."""
+    algorithm_name: str
+    """Its meta-algorithm class in :mod:`meta_policy_search.meta_algos`, e.g. ``'VPGMAML'``
+    (a name: importing it imports TensorFlow, which ``--help`` and config errors avoid)."""
     config_cls: type
     """The run script's config dataclass."""
     make_algo: Callable[[Any, Any], Any]
@@ -57,6 +60,13 @@ class Algorithm:
     """``make_sample_processor(config)``: the sample processor."""
     overrides: tuple[tuple[str, Any], ...] = ()
     """Config fields set on top of the config class, as ``(field, value)`` pairs."""
+
+    @property
+    def algorithm_class(self) -> type:
+        """The meta-algorithm class (imports TensorFlow)."""
+        from meta_policy_search import meta_algos
+
+        return getattr(meta_algos, self.algorithm_name)
 
     @property
     def script_path(self) -> str:
@@ -80,25 +90,25 @@ class Algorithm:
 _LVC = (("inner_type", "likelihood_ratio"),)
 
 ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
-    Algorithm("promp", "promp_run_mujoco", "promp", "ProMP", alg.ProMPRunConfig, alg.make_promp),
-    Algorithm("trpo_maml", "trpo_maml_run_mujoco", "trpo_maml", "MAML-TRPO",
+    Algorithm("promp", "promp_run_mujoco", "promp", "ProMP", "ProMP", alg.ProMPRunConfig, alg.make_promp),
+    Algorithm("trpo_maml", "trpo_maml_run_mujoco", "trpo_maml", "MAML-TRPO", "TRPOMAML",
               alg.TRPOMAMLRunConfig, alg.make_trpo_maml, alg.make_trpo_maml_sample_processor),
-    Algorithm("e_maml_trpo", "e_maml_trpo_run_mujoco", "e_maml_trpo", "E-MAML-TRPO",
+    Algorithm("e_maml_trpo", "e_maml_trpo_run_mujoco", "e_maml_trpo", "E-MAML-TRPO", "TRPOMAML",
               alg.EMAMLTRPORunConfig, alg.make_trpo_maml, alg.make_trpo_maml_sample_processor),
-    Algorithm("lvc_trpo", "trpo_maml_run_mujoco", "trpo_maml", "LVC-TRPO",
+    Algorithm("lvc_trpo", "trpo_maml_run_mujoco", "trpo_maml", "LVC-TRPO", "TRPOMAML",
               alg.TRPOMAMLRunConfig, alg.make_trpo_maml, alg.make_trpo_maml_sample_processor,
               _LVC),
-    Algorithm("vpg_maml", "vpg_maml_run_mujoco", "vpg_maml", "MAML-VPG",
+    Algorithm("vpg_maml", "vpg_maml_run_mujoco", "vpg_maml", "MAML-VPG", "VPGMAML",
               alg.VPGMAMLRunConfig, alg.make_vpg_maml),
-    Algorithm("e_maml_vpg", "e_maml_vpg_run_mujoco", "e_maml_vpg", "E-MAML-VPG",
+    Algorithm("e_maml_vpg", "e_maml_vpg_run_mujoco", "e_maml_vpg", "E-MAML-VPG", "VPGMAML",
               alg.EMAMLVPGRunConfig, alg.make_vpg_maml),
-    Algorithm("lvc_vpg", "vpg_maml_run_mujoco", "vpg_maml", "LVC-VPG",
+    Algorithm("lvc_vpg", "vpg_maml_run_mujoco", "vpg_maml", "LVC-VPG", "VPGMAML",
               alg.VPGMAMLRunConfig, alg.make_vpg_maml, overrides=_LVC),
-    Algorithm("ppo_maml", "ppo_maml_run_mujoco", "ppo_maml", "PPO-MAML",
+    Algorithm("ppo_maml", "ppo_maml_run_mujoco", "ppo_maml", "PPO-MAML", "PPOMAML",
               alg.PPOMAMLRunConfig, alg.make_ppo_maml),
-    Algorithm("dice_maml", "dice_maml_run_mujoco", "dice_maml", "DiCE-VPG",
+    Algorithm("dice_maml", "dice_maml_run_mujoco", "dice_maml", "DiCE-VPG", "DICEMAML",
               alg.DiceMAMLRunConfig, alg.make_dice_maml, build_dice_sample_processor),
-    Algorithm("vpg_dice", "vpg_dice_run_mujoco", "vpg_dice", "VPG-DiCE",
+    Algorithm("vpg_dice", "vpg_dice_run_mujoco", "vpg_dice", "VPG-DiCE", "VPG_DICEMAML",
               alg.VPGDiceRunConfig, alg.make_vpg_dice, build_dice_sample_processor),
 )}
 """Registry name -> :class:`Algorithm`."""
