@@ -14,7 +14,7 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.11",
     packages=find_packages(include=["meta_policy_search", "meta_policy_search.*"]),
-    # The paper's settings and curve values (meta_policy_search.utils.paper reads them).
+    # The paper's settings and curve values (meta_policy_search.experiment.paper reads them).
     package_data={"meta_policy_search": ["data/*.json", "data/*.csv"]},
     install_requires=[
         "tensorflow>=2.16,<3",

@@ -62,7 +62,7 @@ ALGOS = {
 WORKLOADS = {
     "W0": ["--env", "PointEnvRandGoal", "--meta_batch_size", "20", "--rollouts_per_meta_task",
            "20", "--max_path_length", "100", "--num_inner_grad_steps", "1", "--hidden_sizes",
-           "64,64", "--paper_config", "false", "--parallel", "false"],
+           "64,64", "--paper_config", "false", "--executor", "iterative"],
     "W1": ["--env", "HalfCheetahRandDirecEnv", "--meta_batch_size", "40",
            "--rollouts_per_meta_task", "20", "--paper_config", "true"],
 }
@@ -70,7 +70,7 @@ QUICK_OVERRIDES = ["--meta_batch_size", "4", "--rollouts_per_meta_task", "2",
                    "--max_path_length", "20"]
 RETRACE_FLAGS = ["--env", "Walker2DRandDirecEnv", "--meta_batch_size", "4",
                  "--rollouts_per_meta_task", "2", "--max_path_length", "100",
-                 "--sampling_mode", "budget", "--paper_config", "false", "--parallel", "false"]
+                 "--sampling_mode", "budget", "--paper_config", "false", "--executor", "iterative"]
 TIME_KEYS = {"sampling": "Time-Sampling", "processing": "Time-SampleProc",
              "inner": "Time-InnerStep", "outer": "Time-OuterStep"}
 
@@ -82,8 +82,8 @@ def build_trainer(algo_key: str, flags: list[str], seed: int = 1) -> Any:
 
     import tensorflow as tf
 
+    from meta_policy_search.experiment import runner as experiment
     from meta_policy_search.meta_trainer import Trainer
-    from meta_policy_search.utils import experiment
 
     script_name, algo_name = ALGOS[algo_key]
     script = importlib.import_module(script_name)
@@ -91,7 +91,7 @@ def build_trainer(algo_key: str, flags: list[str], seed: int = 1) -> Any:
     config = experiment.resolve_config(config, algo_name)
     seeds = experiment.derive_seeds(config.seed)
     tf.random.set_seed(seeds["tf"])
-    env = experiment.build_env(config, seeds["env"])
+    env = experiment.build_env(config)
     policy = experiment.build_policy(config, env, seeds["policy"])
     sampler = experiment.build_sampler(config, env, policy, seeds["sampler"])
     make_processor = getattr(script, "make_sample_processor", experiment.build_sample_processor)

@@ -8,7 +8,7 @@ sys.path.insert(0, ROOT)  # build from the repository without installing
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import meta_policy_search  # noqa: E402
-from meta_policy_search.utils.paper import paper_config_table_rst  # noqa: E402
+from meta_policy_search.experiment.paper import paper_config_table_rst  # noqa: E402
 
 GENERATED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_generated")
 """Files written at build time from the package's data and included by the pages."""

@@ -8,24 +8,12 @@ post-update return. Usage::
 
 from __future__ import annotations
 
-import dataclasses
-
-from trpo_maml_run_mujoco import make_algo, make_sample_processor
-
-from meta_policy_search.utils.experiment import TRPOMAMLConfig, run_experiment
-
-
-@dataclasses.dataclass(frozen=True)
-class Config(TRPOMAMLConfig):
-    """E-MAML-TRPO on MuJoCo: TRPO-MAML's settings with the exploration term on."""
-
-    exploration: bool = True
-    """Add E-MAML's exploration term."""
+from meta_policy_search.experiment.registry import run_script
 
 
 def main(argv: list[str] | None = None) -> str:
     """Run the experiment from command-line arguments; return the run directory."""
-    return run_experiment(Config, "e_maml_trpo", make_algo, make_sample_processor, argv=argv)
+    return run_script("e_maml_trpo", argv)
 
 
 if __name__ == "__main__":

@@ -10,9 +10,9 @@ Usage::
     # compare with the paper's figure
     python experiments/gradient_variance.py plot data/gradient_variance
 
-``run`` trains one algorithm of the registry (``algorithms.py``) on ``--env`` (default
-``HalfCheetahRandDirecEnv``) with its paper config and the study's batch (``meta_batch_size``
-20, ``rollouts_per_meta_task`` 40, as in ``paper_configs.md``), into
+``run`` trains one algorithm of the registry (``meta_policy_search.experiment.registry``) on
+``--env`` (default ``HalfCheetahRandDirecEnv``) with its paper config and the study's batch
+(``meta_batch_size`` 20, ``rollouts_per_meta_task`` 40, as in ``paper_configs.md``), into
 ``OUT/<algo>/<env>/seed_<s>``. Every ``--every`` iterations (and after the last) it re-samples
 the inner-step chain ``--rounds`` times on that iteration's tasks and appends
 ``Meta-GradientRStd`` (:mod:`meta_policy_search.gradient_variance`) to the run's
@@ -39,13 +39,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
-from algorithms import algorithm_for_params, get_algorithm
-from launch import split_passthrough_args
-from reproduce import has_checkpoint, plan_run
 
+from meta_policy_search.experiment.config_parsing import env_dir_name
+from meta_policy_search.experiment.launch import split_passthrough_args
+from meta_policy_search.experiment.paper import load_paper_reference
+from meta_policy_search.experiment.planning import has_checkpoint, plan_run
+from meta_policy_search.experiment.registry import algorithm_for_params, get_algorithm
 from meta_policy_search.gradient_variance import CSV_NAME
-from meta_policy_search.utils.config_parsing import env_dir_name
-from meta_policy_search.utils.paper import load_paper_reference
 
 STUDY_FLAGS = ("--meta_batch_size", "20", "--rollouts_per_meta_task", "40")
 """The study's batch (paper section 7.2), before the user's arguments (which win)."""
@@ -53,8 +53,8 @@ STUDY_FLAGS = ("--meta_batch_size", "20", "--rollouts_per_meta_task", "40")
 
 def run(args: argparse.Namespace, passthrough: Sequence[str]) -> str:
     """Train one run with measurements; return its directory."""
+    from meta_policy_search.experiment.runner import run_experiment
     from meta_policy_search.gradient_variance import GradientVarianceCallback
-    from meta_policy_search.utils.experiment import run_experiment
 
     algo = get_algorithm(args.algo)
     run_dir = os.path.abspath(os.path.join(args.out, algo.name, env_dir_name(args.env),

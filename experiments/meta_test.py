@@ -44,11 +44,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from algorithms import algorithm_for_run_name
 
 from meta_policy_search import evaluation, meta_test_baselines
 from meta_policy_search.envs.env_spec import search_working_directory
-from meta_policy_search.utils.experiment import MetaRLConfig, config_from_dict
+from meta_policy_search.experiment.configs import EXECUTORS
+from meta_policy_search.experiment.registry import algorithm_for_run_name
+from meta_policy_search.experiment.runner import MetaRLConfig, config_from_dict
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 
 CSV_FIELDS = ("policy", "num_grad_steps", "mean_return", "std_return", "stderr_return",
@@ -86,7 +87,7 @@ def evaluate_run(
     num_adapt_steps: int = 3,
     seed: int | None = None,
     rollouts_per_task: int | None = None,
-    parallel: bool | None = None,
+    executor: str | None = None,
     random_init: bool = True,
     pretrained_run: str | None = None,
     oracle_run: str | None = None,
@@ -102,7 +103,8 @@ def evaluate_run(
         num_adapt_steps: ``K >= 0``.
         seed: evaluation seed; ``None``: :func:`meta_policy_search.evaluation.default_eval_seed`.
         rollouts_per_task: episodes per task and step; ``None``: the run's.
-        parallel: sample with worker processes; ``None``: the run's setting.
+        executor: the sampler's executor (``iterative``, ``parallel`` or ``ray``); ``None``: the
+            run's.
         random_init: also evaluate a freshly initialised policy.
         pretrained_run: also evaluate this run's policy (restored policy parameters only).
         oracle_run: also evaluate this ``--oracle true`` run's policy on the oracle env.
@@ -189,7 +191,7 @@ def evaluate_run(
     tasks = None
     for index, (label, env_config, policy_config, source) in enumerate(runs):
         setup = evaluation.build_evaluation(env_config, make_algo, make_sample_processor, n_tasks,
-                                            seed, rollouts_per_task, parallel, policy_config)
+                                            seed, rollouts_per_task, executor, policy_config)
         try:
             if tasks is None:
                 tasks = evaluation.draw_tasks(setup.env, n_tasks, seed)
@@ -290,14 +292,6 @@ def plot_results(results: dict[str, Any], path: str, error_bars: str = "stderr")
     return path
 
 
-def _parse_bool(text: str) -> bool:
-    if text.lower() in ("true", "1", "yes"):
-        return True
-    if text.lower() in ("false", "0", "no"):
-        return False
-    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
-
-
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Exit with status 2 and one line naming the flag on an invalid argument (before TF loads)."""
     from meta_policy_search.best_checkpoint import best_checkpoint_dir
@@ -345,8 +339,8 @@ def main(argv: Sequence[str] | None = None) -> str:
                         help="evaluation seed (default: the run's seed + 10000)")
     parser.add_argument("--rollouts_per_task", type=int, default=None,
                         help="episodes per task and step (default: the run's)")
-    parser.add_argument("--parallel", type=_parse_bool, default=None,
-                        help="sample with worker processes (default: the run's setting)")
+    parser.add_argument("--executor", choices=EXECUTORS, default=None,
+                        help="sampler executor (default: the run's)")
     parser.add_argument("--pretrained_run", default=None,
                         help="also evaluate this run's policy, adapted the same way (train it "
                         "with --num_inner_grad_steps 0 and (K+1) x n_itr for the same budget)")
@@ -373,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> str:
     search_working_directory()
     results = evaluate_run(
         args.run_dir, n_tasks=args.n_tasks, num_adapt_steps=args.num_adapt_steps,
-        seed=args.seed, rollouts_per_task=args.rollouts_per_task, parallel=args.parallel,
+        seed=args.seed, rollouts_per_task=args.rollouts_per_task, executor=args.executor,
         random_init=not args.no_random_init, pretrained_run=args.pretrained_run,
         oracle_run=args.oracle_run, first_step_size=args.first_step_size,
         later_step_size=args.later_step_size, checkpoint=args.checkpoint,

@@ -10,7 +10,7 @@ Usage::
         --timesteps 1000 --out /tmp/tiny -- --meta_batch_size 2 --rollouts_per_meta_task 2
 
 1. **Plan.** Every (algorithm, env, seed) is one run of the algorithm's script (the registry in
-   ``algorithms.py``; e.g. ``lvc_vpg`` is ``vpg_maml_run_mujoco.py --inner_type
+   ``meta_policy_search.experiment.registry``; e.g. ``lvc_vpg`` is ``vpg_maml_run_mujoco.py --inner_type
    likelihood_ratio``) with the paper config of (algorithm, env), ``--env``, ``--seed`` and the
    arguments after ``--``, into ``OUT/<algo>/<env>/seed_<s>``. ``--envs`` also takes your own
    env classes as ``package.module:ClassName`` (imported from ``sys.path`` or the working
@@ -54,9 +54,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import plot
-from algorithms import ALGORITHMS, Algorithm, get_algorithm
-from launch import LocalLauncher, RayLauncher, split_passthrough_args
 
 from meta_policy_search.envs.env_spec import (
     EnvSpecError,
@@ -65,22 +62,25 @@ from meta_policy_search.envs.env_spec import (
     search_working_directory,
 )
 from meta_policy_search.envs.registry import ENV_CLASS_NAMES
-from meta_policy_search.utils.config_parsing import env_dir_name
-from meta_policy_search.utils.experiment import (
-    config_to_dict,
-    load_json,
-    parse_config,
-    resolve_config,
+from meta_policy_search.experiment.config_parsing import env_dir_name, load_json
+from meta_policy_search.experiment.configs import RESUME_CHANGEABLE
+from meta_policy_search.experiment.curves import (
+    LoggedRun,
+    aggregate,
+    draw_reference,
+    find_runs,
+    read_progress,
 )
-from meta_policy_search.utils.experiment_configs import RESUME_CHANGEABLE
-from meta_policy_search.utils.paper import (
+from meta_policy_search.experiment.launch import LocalLauncher, RayLauncher, split_passthrough_args
+from meta_policy_search.experiment.paper import (
     ReferencePoint,
     load_paper_reference,
     paper_envs,
-    paper_metric,
     reference_provenance,
     timesteps_per_iteration,
 )
+from meta_policy_search.experiment.planning import Run, has_checkpoint, plan_run
+from meta_policy_search.experiment.registry import ALGORITHMS, Algorithm, get_algorithm
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 
 OUTPUT_NAME = "output.txt"
@@ -95,37 +95,6 @@ RESERVED_FLAGS = ("--env", "--seed", "--n_itr", "--dump_path", "--resume")
 EXECUTION_FIELDS = tuple(sorted(RESUME_CHANGEABLE))
 """Config fields that may differ between a run's ``params.json`` and the plan (they do not
 change the results, or are set per invocation)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Run:
-    """One run of the grid."""
-
-    algo: Algorithm
-    env: str
-    seed: int
-    run_dir: str
-    n_itr: int
-    """Iterations that reach ``--timesteps`` as the paper counts them."""
-    params: dict[str, Any]
-    """The planned ``params.json``: ``algo`` and the resolved config, as JSON values."""
-    args: tuple[str, ...]
-    """Script arguments: the algorithm's flags, the grid's extra arguments, env, seed, n_itr."""
-
-    @property
-    def key(self) -> tuple[str, str, int]:
-        """``(algorithm, env, seed)``."""
-        return self.algo.name, self.env, self.seed
-
-    @property
-    def metric(self) -> str:
-        """The paper's metric for this run: ``Step_K-AverageReturn``."""
-        return paper_metric(self.params["num_inner_grad_steps"])
-
-    def command(self, resume: bool) -> list[str]:
-        """``['python', SCRIPT, ARGS...]``, with ``--resume`` to continue from a checkpoint."""
-        return ["python", self.algo.script_path, *self.args, "--dump_path", self.run_dir,
-                *(["--resume"] if resume else [])]
 
 
 # ---------------------------------------------------------------------------- the command
@@ -242,23 +211,6 @@ def plan_runs(algos: Sequence[str], envs: Sequence[str], seeds: Sequence[int], t
     return runs
 
 
-def plan_run(algo: Algorithm, env: str, seed: int, run_dir: str, timesteps: float,
-             extra_args: Sequence[str]) -> Run:
-    """One run: resolve its config as the script will, then derive ``n_itr`` from ``timesteps``."""
-    config_cls, _, _ = algo.load()
-    args = [*algo.flags(), *extra_args, "--env", env, "--seed", str(seed)]
-    config, _ = parse_config(config_cls, [*args, "--dump_path", run_dir], algo.run_name)
-    config = resolve_config(config, algo.run_name)
-    per_itr = timesteps_per_iteration(config.meta_batch_size, config.rollouts_per_meta_task,
-                                      int(config.max_path_length), config.num_inner_grad_steps)
-    n_itr = max(1, math.ceil(timesteps / per_itr))
-    # As params.json will hold it (JSON types: lists, not tuples), to compare with it later.
-    params = json.loads(json.dumps(config_to_dict(dataclasses.replace(config, n_itr=n_itr),
-                                                  algo.run_name)))
-    params.pop("paper_config_entry")
-    return Run(algo, env, seed, run_dir, n_itr, params, (*args, "--n_itr", str(n_itr)))
-
-
 # ---------------------------------------------------------------------------- 2. state
 def run_state(run: Run) -> str:
     """``'done'``, ``'resume'`` (a checkpoint exists) or ``'start'`` (afresh, see :func:`run_grid`).
@@ -294,19 +246,6 @@ def check_same_config(run: Run, stored: dict[str, Any]) -> None:
                             for k in differing)
         raise ValueError(f"{run.run_dir} holds a run of another config ({changes}); "
                          "use another --out or delete that directory")
-
-
-def has_checkpoint(run_dir: str) -> bool:
-    """Whether ``run_dir/checkpoints`` holds a complete checkpoint.
-
-    The layout of :mod:`meta_policy_search.utils.checkpoint` (a ``latest`` pointer naming a
-    complete checkpoint directory), read here without importing TensorFlow.
-    """
-    pointer = os.path.join(run_dir, "checkpoints", "latest")
-    if not os.path.isfile(pointer):
-        return False
-    with open(pointer, encoding="utf-8") as f:
-        return os.path.isdir(os.path.join(run_dir, "checkpoints", f.read().strip()))
 
 
 def read_done(run_dir: str) -> dict[str, Any] | None:
@@ -364,7 +303,7 @@ def finish_run(run: Run, result: dict[str, Any]) -> str | None:
 def completed_iterations(run_dir: str) -> int:
     """Iterations logged in the run's ``progress.csv`` (0 if it has none yet)."""
     path = os.path.join(run_dir, "progress.csv")
-    return len(plot.read_progress(path).get("Itr", [])) if os.path.isfile(path) else 0
+    return len(read_progress(path).get("Itr", [])) if os.path.isfile(path) else 0
 
 
 def status_line(runs: Sequence[Run], pending: set, running: set, failed: Sequence[Run],
@@ -412,7 +351,7 @@ def eta_seconds(runs: Sequence[Run], pending: set, slots: int) -> float | None:
 def iteration_times(run_dir: str) -> tuple[int, float | None]:
     """``(iterations done, mean ItrTime of the last 10)`` from ``progress.csv`` (``None``: no rows)."""
     path = os.path.join(run_dir, "progress.csv")
-    columns = plot.read_progress(path) if os.path.isfile(path) else {}
+    columns = read_progress(path) if os.path.isfile(path) else {}
     times = columns.get("ItrTime", np.array([]))
     times = times[np.isfinite(times)][-10:]
     return len(columns.get("Itr", [])), (float(times.mean()) if len(times) else None)
@@ -438,17 +377,17 @@ class Curve:
     algo: Algorithm
     env: str
     metric: str
-    runs: list[plot.Run]
+    runs: list[LoggedRun]
 
 
 def load_curves(runs: Sequence[Run]) -> list[Curve]:
     """Group the runs with a ``progress.csv`` by (algorithm, env), in grid order."""
-    curves: dict[tuple[str, str], Curve] = {}
+    by_key: dict[tuple[str, str], Curve] = {}
     for run in runs:
-        curve = curves.setdefault(run.key[:2], Curve(run.algo, run.env, run.metric, []))
+        curve = by_key.setdefault(run.key[:2], Curve(run.algo, run.env, run.metric, []))
         if completed_iterations(run.run_dir) > 0:
-            curve.runs.extend(plot.find_runs([run.run_dir]))
-    return [curve for curve in curves.values() if curve.runs]
+            curve.runs.extend(find_runs([run.run_dir]))
+    return [curve for curve in by_key.values() if curve.runs]
 
 
 def draw_comparison(curves: Sequence[Curve], reference: Sequence[ReferencePoint],
@@ -470,10 +409,10 @@ def draw_comparison(curves: Sequence[Curve], reference: Sequence[ReferencePoint]
             runs = [run for run in curve.runs if curve.metric in run.columns]
             if not runs:
                 continue
-            x, mean, std = plot.aggregate(runs, curve.metric, "n_timesteps")
+            x, mean, std = aggregate(runs, curve.metric, "n_timesteps")
             line = ax.plot(x, mean, label=f"{curve.algo.legend} (n={len(runs)})")[0]
             ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.25)
-            plot.draw_reference(ax, matching_reference(reference, curve), line.get_color())
+            draw_reference(ax, matching_reference(reference, curve), line.get_color())
             metrics.add(curve.metric)
         ax.set_title(env)
         ax.set_xlabel("timesteps (as counted in the paper)")

@@ -22,7 +22,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from launch import RayLauncher, split_passthrough_args
+from meta_policy_search.experiment.launch import RayLauncher, split_passthrough_args
 
 RESERVED_FLAGS = ("--seed", "--dump_path", "--resume")
 """Flags the sweep sets per run (or that make no sense in a sweep)."""

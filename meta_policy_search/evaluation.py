@@ -207,7 +207,7 @@ def read_run_params(run_dir: str) -> dict[str, Any]:
         FileNotFoundError: if ``run_dir/params.json`` does not exist.
         ValueError: if it does not hold a JSON object.
     """
-    from meta_policy_search.utils.experiment import load_json
+    from meta_policy_search.experiment.runner import load_json
 
     path = os.path.join(run_dir, "params.json")
     if not os.path.isfile(path):
@@ -229,7 +229,7 @@ def load_run_config(run_dir: str, config_cls: type) -> Any:
         FileNotFoundError: if ``run_dir/params.json`` does not exist.
         ValueError: if it holds keys that are not fields of ``config_cls``.
     """
-    from meta_policy_search.utils.experiment import config_from_dict
+    from meta_policy_search.experiment.runner import config_from_dict
 
     return config_from_dict(config_cls, read_run_params(run_dir))
 
@@ -241,12 +241,12 @@ def build_evaluation(
     n_tasks: int,
     seed: int,
     rollouts_per_task: int | None = None,
-    parallel: bool | None = None,
+    executor: str | None = None,
     policy_config: Any | None = None,
 ) -> EvaluationSetup:
     """Build env, policy, sampler, sample processor and algorithm as the run script does.
 
-    Uses the builders of :mod:`meta_policy_search.utils.experiment` on ``config`` with
+    Uses the builders of :mod:`meta_policy_search.experiment.runner` on ``config`` with
     ``meta_batch_size = n_tasks`` (the policy and algorithm carry one parameter set per task;
     nothing in a checkpoint depends on it). The policy is freshly initialised: restore it with
     :func:`restore_run` or :func:`restore_policy_params`, or keep it as the random-init baseline.
@@ -260,7 +260,8 @@ def build_evaluation(
         seed: evaluation seed; the policy and sampler seeds are derived from it.
         rollouts_per_task: episodes per task and step; ``None``: the run's
             ``rollouts_per_meta_task``.
-        parallel: sample with worker processes; ``None``: the run's ``parallel``.
+        executor: the sampler's executor (``iterative``, ``parallel`` or ``ray``); ``None``: the
+            run's.
         policy_config: a config whose policy fields (``hidden_sizes``, ``init_std``, ...) shape
             the policy, e.g. another run's for the ``pretrained`` baseline; ``None``: ``config``.
 
@@ -270,7 +271,7 @@ def build_evaluation(
     Raises:
         ValueError: if ``n_tasks`` or ``rollouts_per_task`` is not a positive integer.
     """
-    from meta_policy_search.utils.experiment import (
+    from meta_policy_search.experiment.runner import (
         build_env,
         build_policy,
         build_sampler,
@@ -282,11 +283,11 @@ def build_evaluation(
         updates["rollouts_per_meta_task"] = check_positive_int("rollouts_per_task", rollouts_per_task)
         if config.envs_per_task is not None and config.envs_per_task > rollouts_per_task:
             updates["envs_per_task"] = None
-    if parallel is not None:
-        updates["parallel"] = bool(parallel)
+    if executor is not None:
+        updates["executor"] = executor
     config = dataclasses.replace(config, **updates)
     seeds = derive_seeds(seed)
-    env = build_env(config, seeds["env"])
+    env = build_env(config)
     policy_config = config if policy_config is None else dataclasses.replace(
         policy_config, meta_batch_size=config.meta_batch_size
     )

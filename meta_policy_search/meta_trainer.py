@@ -5,10 +5,11 @@ from __future__ import annotations
 import datetime
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
+from meta_policy_search.protocols import MetaAlgorithm, MetaPolicy, SampleProcessor, Sampler
 from meta_policy_search.utils import logger
 from meta_policy_search.utils.checkpoint import restore_checkpoint, save_checkpoint
 
@@ -46,14 +47,17 @@ class Trainer:
     ``'rollouts'`` mode; at least nominal in the ``'budget'`` mode).
 
     Args:
-        algo: a meta-algorithm with ``adapt_policy(samples)``, ``optimize_policy(all_samples_data,
-            log=True) -> dict`` and ``checkpoint_state() -> dict`` (see ``meta_algos``).
-        env: the (normalized) meta-environment; its ``log_diagnostics(paths, prefix)`` is logged.
-        sampler: a ``MetaSampler`` (``update_tasks``, ``obtain_samples``, ``get_state``,
-            ``set_state``, ``nominal_timesteps_per_phase``).
-        sample_processor: a ``MetaSampleProcessor`` or ``DiceSampleProcessor``; its baseline's
-            ``get_param_values``/``set_param_values`` are checkpointed.
-        policy: the meta-policy (``switch_to_pre_update``; ``get_params`` is checkpointed).
+        algo: a :class:`~meta_policy_search.protocols.MetaAlgorithm` (a ``MAMLAlgo``); the
+            Trainer logs the statistics its ``optimize_policy`` returns.
+        env: the (normalized) :class:`~meta_policy_search.envs.base.MetaEnv`; its
+            ``log_diagnostics(paths, prefix)`` is logged.
+        sampler: a :class:`~meta_policy_search.protocols.Sampler` (a ``MetaSampler``); its
+            ``get_state``/``set_state``, if any, are checkpointed.
+        sample_processor: a :class:`~meta_policy_search.protocols.SampleProcessor` (a
+            ``MetaSampleProcessor`` or ``DiceSampleProcessor``); its baseline's
+            ``get_param_values``/``set_param_values``, if any, are checkpointed.
+        policy: the :class:`~meta_policy_search.protocols.MetaPolicy` (``get_params`` is
+            checkpointed).
         n_itr: total number of meta-iterations (the loop runs ``start_itr .. n_itr - 1``).
         start_itr: first iteration, > 0 when resuming (see :meth:`restore`).
         num_inner_grad_steps: number of inner adaptation steps ``K``; each iteration samples
@@ -82,11 +86,11 @@ class Trainer:
 
     def __init__(
         self,
-        algo: Any,
+        algo: MetaAlgorithm,
         env: Any,
-        sampler: Any,
-        sample_processor: Any,
-        policy: Any,
+        sampler: Sampler,
+        sample_processor: SampleProcessor,
+        policy: MetaPolicy,
         n_itr: int,
         start_itr: int = 0,
         num_inner_grad_steps: int = 1,
@@ -190,8 +194,6 @@ class Trainer:
         t0 = time.time()
         algo_stats = self._guarded_outer_step(all_samples_data, itr)
         outer_time = time.time() - t0
-        for key, value in algo_stats.items():
-            logger.logkv(key, value)
         stats.update(algo_stats)
 
         logger.logkv("Time-Sampling", sampling_time)
@@ -204,11 +206,17 @@ class Trainer:
         return stats
 
     def _guarded_outer_step(self, all_samples_data: list[Any], itr: int) -> dict[str, Any]:
-        """``algo.optimize_policy``, undone if it yields a non-finite statistic or variable."""
+        """``algo.optimize_policy``, undone if it yields a non-finite statistic or variable.
+
+        Logs the step's finite statistics (the algorithm itself does not: ``log=False``).
+        """
         before = _variables(self._trackables())
         snapshot = {name: variable.numpy() for name, variable in before.items()}
-        algo_stats = self.algo.optimize_policy(all_samples_data, log=True) or {}
+        algo_stats = self.algo.optimize_policy(all_samples_data, log=False) or {}
         bad_stats = [key for key, value in algo_stats.items() if not _all_finite(value)]
+        for key, value in algo_stats.items():
+            if key not in bad_stats:
+                logger.logkv(key, value)
         after = _variables(self._trackables())
         bad_variables = [name for name, variable in after.items() if not _all_finite(variable)]
         if not bad_stats and not bad_variables:
@@ -334,10 +342,11 @@ class Trainer:
             self.n_timesteps_real = int(state.get("n_timesteps", 0))
             self.n_timesteps = self._nominal_timesteps_per_itr() * (int(state["itr"]) + 1)
         self.num_rejected_outer_steps = int(state.get("num_rejected_outer_steps", 0))
+        # Optional members (protocols module docstring): present since save() stored them.
         if "sampler" in state:
-            self.sampler.set_state(state["sampler"])
+            cast(Any, self.sampler).set_state(state["sampler"])
         if "baseline" in state:
-            self.sample_processor.baseline.set_param_values(state["baseline"])
+            cast(Any, self.sample_processor).baseline.set_param_values(state["baseline"])
         if "env_task_rng" in state:
             env = getattr(self.env, "unwrapped", self.env)
             env.task_rng.bit_generator.state = state["env_task_rng"]
@@ -345,7 +354,7 @@ class Trainer:
         return self.start_itr
 
 
-def checkpoint_trackables(algo: Any, policy: Any) -> dict[str, Any]:
+def checkpoint_trackables(algo: MetaAlgorithm, policy: MetaPolicy) -> dict[str, Any]:
     """The TensorFlow state a Trainer checkpoint holds, by name (save and restore must agree).
 
     Args:

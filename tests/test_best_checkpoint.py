@@ -9,8 +9,8 @@ import pytest
 from test_trainer import log_dir, make_trainer  # noqa: F401 - the fixture is used by name
 
 from meta_policy_search.best_checkpoint import BEST_VALUE_KEY, BestCheckpointCallback
+from meta_policy_search.experiment.configs import TRPOMAMLConfig, validate_config
 from meta_policy_search.utils.checkpoint import restore_checkpoint
-from meta_policy_search.utils.experiment_configs import TRPOMAMLConfig, validate_config
 
 
 class RecordingTrainer:

@@ -343,10 +343,10 @@ def test_build_sampler_plumbs_and_validates_sampling_mode():
     import dataclasses
 
     from meta_policy_search.envs import PointEnvRandGoal, normalize
-    from meta_policy_search.utils.experiment import ConfigError, MetaRLConfig, build_sampler
+    from meta_policy_search.experiment.runner import ConfigError, MetaRLConfig, build_sampler
 
     config = MetaRLConfig(env="PointEnvRandGoal", meta_batch_size=2, rollouts_per_meta_task=2,
-                          max_path_length=5, parallel=False, sampling_mode="budget")
+                          max_path_length=5, executor="iterative", sampling_mode="budget")
     with build_sampler(config, normalize(PointEnvRandGoal()), DuckPolicy(2, 2, 2), 0) as sampler:
         assert sampler.sampling_mode == "budget"
     bad = dataclasses.replace(config, sampling_mode="episodes")
@@ -373,7 +373,7 @@ def test_script_trains_in_budget_mode_with_early_termination(name, tmp_path):
         run_dir = script.main([
             "--env", "Walker2DRandDirecEnv", "--sampling_mode", "budget",
             "--meta_batch_size", str(num_tasks), "--rollouts_per_meta_task", str(num_rollouts),
-            "--max_path_length", str(horizon), "--parallel", "false", "--hidden_sizes", "8",
+            "--max_path_length", str(horizon), "--executor", "iterative", "--hidden_sizes", "8",
             "--log_formats", "csv", "--seed", "2", "--n_itr", "2",
             "--dump_path", str(tmp_path / "run"),
         ])

@@ -21,9 +21,9 @@ from meta_policy_search.envs.env_spec import (
     parse_env_spec,
     search_working_directory,
 )
-from meta_policy_search.utils.config_parsing import ConfigError, resolve_config
-from meta_policy_search.utils.experiment_configs import ProMPConfig
-from meta_policy_search.utils.run_checks import prepare_run
+from meta_policy_search.experiment.config_parsing import ConfigError, resolve_config
+from meta_policy_search.experiment.configs import ProMPConfig
+from meta_policy_search.experiment.run_checks import prepare_run
 
 EXPERIMENTS_DIR = os.path.join(os.path.dirname(__file__), os.pardir, "experiments")
 SPEC = "user_envs:PointLineGoalEnv"
@@ -244,7 +244,7 @@ def test_parallel_workers_rebuild_the_user_env(spec):
 # ---------------------------------------------------------------------------- end to end
 TINY = [
     "--env", SPEC, "--env_kwargs", '{"max_step": 0.2}', "--meta_batch_size", "2",
-    "--rollouts_per_meta_task", "2", "--max_path_length", "5", "--parallel", "false",
+    "--rollouts_per_meta_task", "2", "--max_path_length", "5", "--executor", "iterative",
     "--hidden_sizes", "4", "--log_formats", "csv", "--seed", "2",
 ]
 
@@ -278,7 +278,7 @@ def test_run_script_trains_resumes_and_meta_tests_a_user_env(scripts, tmp_path):
     assert len(rows) == 3  # header + iterations 0 and 1
 
     output_dir = scripts["meta_test"].main([run_dir, "--n_tasks", "2", "--num_adapt_steps", "1",
-                                            "--no_random_init", "--parallel", "false"])
+                                            "--no_random_init", "--executor", "iterative"])
     with open(os.path.join(output_dir, "meta_test.json")) as f:
         results = json.load(f)
     assert results["env"] == SPEC
@@ -297,7 +297,7 @@ def reproduce():
 
 
 GRID_TINY = ["--meta_batch_size", "2", "--rollouts_per_meta_task", "2", "--max_path_length", "5",
-             "--parallel", "false", "--hidden_sizes", "4", "--num_ppo_steps", "1",
+             "--executor", "iterative", "--hidden_sizes", "4", "--num_ppo_steps", "1",
              "--log_formats", "csv"]
 """Per run: 2 x 2 x 5 x (1 + 1) = 40 timesteps per iteration."""
 

@@ -13,13 +13,13 @@ import pytest
 import tensorflow as tf
 
 from meta_policy_search import evaluation
-from meta_policy_search.utils.experiment import build_sample_processor
+from meta_policy_search.experiment.algorithms import ProMPPointMassConfig as PointConfig
+from meta_policy_search.experiment.algorithms import make_promp as make_algo
+from meta_policy_search.experiment.runner import build_sample_processor
 
 EXPERIMENTS_DIR = os.path.join(os.path.dirname(__file__), os.pardir, "experiments")
 sys.path.insert(0, EXPERIMENTS_DIR)
 import meta_test  # noqa: E402
-from promp_run_mujoco import make_algo  # noqa: E402
-from promp_run_point_mass import Config as PointConfig  # noqa: E402
 from promp_run_point_mass import main as train_point_mass  # noqa: E402
 
 sys.path.remove(EXPERIMENTS_DIR)
@@ -140,7 +140,7 @@ def test_restore_run_loads_the_checkpointed_policy(run_dir):
     config = evaluation.load_run_config(run_dir, PointConfig)
     assert config.meta_batch_size == 4 and config.hidden_sizes == (8,)
     full = evaluation.build_evaluation(config, make_algo, build_sample_processor, 2, seed=0,
-                                       parallel=False)
+                                       executor="iterative")
     fresh = param_values(full.policy)
     assert evaluation.restore_run(run_dir, full.algo, full.policy) == 1  # last iteration
     restored = param_values(full.policy)
@@ -154,7 +154,7 @@ def test_restore_run_loads_the_checkpointed_policy(run_dir):
     assert any(not np.array_equal(fresh[k], restored[k]) for k in fresh)  # training moved them
     # Second path: restoring only the policy parameters gives the same values.
     only_policy = evaluation.build_evaluation(config, make_algo, build_sample_processor, 2,
-                                              seed=0, parallel=False)
+                                              seed=0, executor="iterative")
     assert evaluation.restore_policy_params(run_dir, only_policy.policy) == 1
     for name, value in param_values(only_policy.policy).items():
         np.testing.assert_array_equal(value, restored[name], err_msg=name)

@@ -7,12 +7,13 @@ import importlib
 import json
 import os
 import sys
+import types
 
 import numpy as np
 import pytest
 
-from meta_policy_search.utils import experiment
-from meta_policy_search.utils.experiment import (
+from meta_policy_search.experiment import runner as experiment
+from meta_policy_search.experiment.runner import (
     ENV_SETTINGS,
     MetaRLConfig,
     ProMPConfig,
@@ -52,7 +53,7 @@ def test_defaults_are_the_paper_settings():
     assert (config.hidden_sizes, config.init_std, config.inner_lr) == ((64, 64), 1.0, 0.1)
     assert (config.learning_rate, config.num_ppo_steps, config.clip_eps) == (1e-3, 5, 0.3)
     assert (config.init_inner_kl_penalty, config.target_inner_step) == (5e-4, 0.01)
-    assert (config.n_itr, config.normalization_scale, config.parallel) == (1001, 10.0, True)
+    assert (config.n_itr, config.normalization_scale, config.executor) == (1001, 10.0, "parallel")
 
 
 def test_precedence_defaults_then_config_file_then_cli(tmp_path):
@@ -74,7 +75,7 @@ def test_precedence_defaults_then_config_file_then_cli(tmp_path):
         ("hidden_sizes", "[8, 8, 8]", (8, 8, 8)),
         ("hidden_sizes", "8", (8,)),
         ("normalize_adv", "false", False),
-        ("parallel", "0", False),
+        ("learn_std", "0", False),
         ("n_parallel", "none", None),
         ("n_parallel", "3", 3),
         ("max_path_length", "50", 50),
@@ -152,7 +153,11 @@ def test_resolve_config_fills_horizon_and_dump_path():
 def test_derive_seeds_is_deterministic_and_independent():
     seeds = derive_seeds(1)
     assert seeds == derive_seeds(1)
-    assert len(set(seeds.values())) == 4
+    assert set(seeds) == {"sampler", "policy", "tf"}  # the env's tasks take the sampler's seed
+    assert len(set(seeds.values())) == 3
+    # The same seeds as when a (dead) env seed was drawn first: old runs keep their numbers.
+    words = np.random.SeedSequence(1).generate_state(4, dtype=np.uint32)
+    assert list(seeds.values()) == [int(w) % (2**31 - 1) for w in words[1:]]
     assert seeds != derive_seeds(2)
     assert all(0 <= s < 2**31 - 1 for s in seeds.values())
     with pytest.raises(ValueError, match="seed"):
@@ -168,11 +173,23 @@ def test_field_docs_cover_every_field():
 
 @pytest.fixture(scope="module")
 def scripts():
+    """Per run script: its ``main``, and the ``Config`` and ``make_algo`` it runs."""
     sys.path.insert(0, EXPERIMENTS_DIR)
     try:
-        yield {name: importlib.import_module(name) for name in SCRIPTS}
+        yield {name: script_parts(name) for name in SCRIPTS}
     finally:
         sys.path.remove(EXPERIMENTS_DIR)
+
+
+def script_parts(name: str) -> types.SimpleNamespace:
+    from meta_policy_search.experiment.algorithms import ProMPPointMassConfig
+    from meta_policy_search.experiment.registry import ALGORITHMS
+
+    script = "promp_run_mujoco" if name == "promp_run_point_mass" else name
+    entry = next(a for a in ALGORITHMS.values() if a.script == script and not a.overrides)
+    config_cls = ProMPPointMassConfig if name == "promp_run_point_mass" else entry.config_cls
+    return types.SimpleNamespace(main=importlib.import_module(name).main, Config=config_cls,
+                                 make_algo=entry.make_algo, algorithm_class=entry.algorithm_class)
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
@@ -210,7 +227,7 @@ def test_env_settings_cover_every_env():
 # ---------------------------------------------------------------------------- end to end
 TINY = [
     "--env", "PointEnvRandGoal", "--meta_batch_size", "2", "--rollouts_per_meta_task", "3",
-    "--max_path_length", "6", "--parallel", "false", "--hidden_sizes", "8",
+    "--max_path_length", "6", "--executor", "iterative", "--hidden_sizes", "8",
     "--log_formats", "csv", "--seed", "5", "--paper_config", "false",
 ]
 """A tiny run with the config defaults (the paper's PointEnvRandGoal entry has 3 inner steps)."""
@@ -248,6 +265,30 @@ def test_scripts_run_an_iteration(scripts, name, tmp_path, reset_logger):
     assert params["max_path_length"] == 6 and params["seed"] == 5
     assert params["algo"] == name.replace("_run_mujoco", "") and params["paper_config_entry"] is None
     assert os.path.isdir(os.path.join(run_dir, "checkpoints"))
+
+
+@pytest.mark.parametrize("values, executor", [
+    ({"parallel": False, "executor": None}, "iterative"),
+    ({"parallel": True, "executor": None}, "parallel"),
+    ({"parallel": False}, "iterative"),
+    ({"parallel": True, "executor": "ray"}, "ray"),  # executor overrode parallel
+    ({"executor": None}, "parallel"),  # the class default
+])
+def test_old_parallel_key_maps_to_executor(values, executor):
+    assert config_from_dict(ProMPConfig, values).executor == executor
+
+
+def test_run_of_an_older_version_with_parallel_resumes(scripts, tmp_path, reset_logger):
+    main = scripts["promp_run_point_mass"].main
+    run_dir = main(TINY + ["--n_itr", "1", "--dump_path", str(tmp_path / "old")])
+    params_path = os.path.join(run_dir, "params.json")
+    params = load_json(params_path)
+    params.update(parallel=False, executor=None)  # as older versions wrote it
+    write_json(params_path, params)
+    main(["--resume", "--dump_path", run_dir, "--n_itr", "2"])
+    assert [row["Itr"] for row in read_rows(run_dir)] == ["0", "1"]
+    resumed = load_json(params_path)
+    assert resumed["executor"] == "iterative" and "parallel" not in resumed
 
 
 def test_resumed_run_reproduces_uninterrupted_run(scripts, tmp_path, reset_logger, capsys):
@@ -297,6 +338,7 @@ def test_first_order_flag_reaches_the_algorithm(scripts, name):
         assert config.first_order is first_order
         policy = MetaGaussianMLPPolicy(2, 2, 2, hidden_sizes=(4,), seed=0, dtype=tf.float64)
         algos[first_order] = scripts[name].make_algo(config, policy)
+        assert type(algos[first_order]) is scripts[name].algorithm_class
         assert algos[first_order].first_order is first_order
     if name != "promp_run_mujoco":
         return

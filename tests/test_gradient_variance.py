@@ -46,23 +46,22 @@ def test_callback_rejects_bad_settings(tmp_path, every, rounds):
 
 def build_trainer(rollouts: int, seed: int = 3):
     """A small LVC-VPG trainer on 2-D navigation, built as the run scripts build it."""
-    sys.path.insert(0, EXPERIMENTS)
-    import vpg_maml_run_mujoco as script
-
+    from meta_policy_search.experiment import runner as experiment
+    from meta_policy_search.experiment.registry import get_algorithm
     from meta_policy_search.meta_trainer import Trainer
-    from meta_policy_search.utils import experiment
 
-    config, _ = experiment.parse_config(script.Config, [
+    algorithm = get_algorithm("lvc_vpg")
+    config, _ = experiment.parse_config(algorithm.config_cls, [
         "--env", "PointEnvRandGoal", "--meta_batch_size", "2", "--rollouts_per_meta_task",
         str(rollouts), "--max_path_length", "20", "--num_inner_grad_steps", "1",
-        "--inner_type", "likelihood_ratio", "--paper_config", "false", "--parallel", "false",
+        "--inner_type", "likelihood_ratio", "--paper_config", "false", "--executor", "iterative",
         "--hidden_sizes", "16,16", "--seed", str(seed), "--dump_path", "/tmp/unused",
     ], "vpg_maml")
     seeds = experiment.derive_seeds(config.seed)
-    env = experiment.build_env(config, seeds["env"])
+    env = experiment.build_env(config)
     policy = experiment.build_policy(config, env, seeds["policy"])
     sampler = experiment.build_sampler(config, env, policy, seeds["sampler"])
-    return Trainer(algo=script.make_algo(config, policy), env=env, sampler=sampler,
+    return Trainer(algo=algorithm.make_algo(config, policy), env=env, sampler=sampler,
                    sample_processor=experiment.build_sample_processor(config), policy=policy,
                    n_itr=1, num_inner_grad_steps=1)
 
@@ -101,7 +100,7 @@ def test_script_writes_rows_resumes_and_plots(tmp_path):
     import gradient_variance as script
 
     tiny = ["--", "--meta_batch_size", "2", "--rollouts_per_meta_task", "2",
-            "--max_path_length", "10", "--hidden_sizes", "8,8", "--parallel", "false",
+            "--max_path_length", "10", "--hidden_sizes", "8,8", "--executor", "iterative",
             "--num_inner_grad_steps", "1"]
     common = ["run", "--algo", "lvc_vpg", "--env", "PointEnvRandGoal", "--seed", "1",
               "--every", "2", "--rounds", "3", "--out", str(tmp_path)]

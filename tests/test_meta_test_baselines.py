@@ -16,15 +16,15 @@ from meta_policy_search import evaluation, meta_test_baselines
 from meta_policy_search.envs import PointEnvRandGoal, make_env, normalize
 from meta_policy_search.envs.batched.base import make_batched_env
 from meta_policy_search.envs.oracle_env import OracleEnv, task_features
+from meta_policy_search.experiment.algorithms import ProMPPointMassConfig as PointConfig
+from meta_policy_search.experiment.algorithms import make_promp as make_algo
+from meta_policy_search.experiment.registry import ALGORITHMS
+from meta_policy_search.experiment.runner import build_sample_processor
 from meta_policy_search.meta_algos.base import MAMLAlgo
-from meta_policy_search.utils.experiment import build_sample_processor
 
 EXPERIMENTS_DIR = os.path.join(os.path.dirname(__file__), os.pardir, "experiments")
 sys.path.insert(0, EXPERIMENTS_DIR)
 import meta_test  # noqa: E402
-from algorithms import ALGORITHMS  # noqa: E402
-from promp_run_mujoco import make_algo  # noqa: E402
-from promp_run_point_mass import Config as PointConfig  # noqa: E402
 from promp_run_point_mass import main as train_point_mass  # noqa: E402
 
 sys.path.remove(EXPERIMENTS_DIR)
@@ -154,7 +154,7 @@ def test_every_algorithm_takes_an_outer_step_with_zero_inner_steps(name):
     config = config_cls(env="PointEnvRandGoal", max_path_length=10, hidden_sizes=(8,),
                         num_inner_grad_steps=0, **dict(ALGORITHMS[name].overrides))
     setup = evaluation.build_evaluation(config, make_algorithm, make_processor, 2, seed=0,
-                                        rollouts_per_task=3, parallel=False)
+                                        rollouts_per_task=3, executor="iterative")
     setup.sampler.set_tasks(evaluation.draw_tasks(setup.env, 2, seed=0))
     samples = setup.sample_processor.process_samples(setup.sampler.obtain_samples())
     stats = setup.algo.optimize_policy([samples], log=False)

@@ -19,8 +19,8 @@ import pytest
 
 from meta_policy_search.envs import make_env, metaworld_envs
 from meta_policy_search.envs.metaworld_envs import MetaWorldBenchmarkEnv
+from meta_policy_search.experiment.configs import ProMPConfig, env_settings, validate_config
 from meta_policy_search.types import PathBatch
-from meta_policy_search.utils.experiment_configs import ProMPConfig, env_settings, validate_config
 
 needs_metaworld = pytest.mark.skipif(
     importlib.util.find_spec("metaworld") is None,
@@ -198,7 +198,7 @@ def test_tiny_promp_run_on_ml1_reach_logs_success_and_meta_tests_on_test_tasks(t
         train_promp([
             "--env", "ML1-reach-v3", "--n_itr", "2", "--meta_batch_size", "2",
             "--rollouts_per_meta_task", "2", "--max_path_length", "25", "--hidden_sizes", "16",
-            "--num_ppo_steps", "2", "--parallel", "false", "--log_formats", "csv",
+            "--num_ppo_steps", "2", "--executor", "iterative", "--log_formats", "csv",
             "--seed", "1", "--dump_path", run_dir,
         ])
     finally:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import sys
 
 import pytest
 
 from meta_policy_search.envs.registry import ENV_CLASS_NAMES
-from meta_policy_search.utils import paper
-from meta_policy_search.utils.experiment import (
+from meta_policy_search.experiment import paper
+from meta_policy_search.experiment.algorithms import PPOMAMLRunConfig, ProMPPointMassConfig
+from meta_policy_search.experiment.registry import ALGORITHMS
+from meta_policy_search.experiment.runner import (
     ENV_SETTINGS,
     MetaRLConfig,
     ProMPConfig,
@@ -22,11 +22,6 @@ from meta_policy_search.utils.experiment import (
     resolve_config,
     write_params,
 )
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "experiments"))
-from algorithms import ALGORITHMS, load_script
-
-sys.path.pop(0)
 
 PAPER_ENVS = {
     "HalfCheetahRandDirecEnv", "AntRandDirecEnv", "AntRandDirec2DEnv", "AntRandGoalEnv",
@@ -142,7 +137,7 @@ def test_keys_of_other_algorithms_are_skipped():
 ])
 def test_ppo_maml_takes_the_promp_section(env, ppo_steps, hidden):
     """PPO-MAML is not in the paper: it gets ProMP's settings, without the KL penalty's."""
-    config_cls = load_script("ppo_maml_run_mujoco").Config
+    config_cls = PPOMAMLRunConfig
     config, entry = parse(config_cls, ["--env", env], "ppo_maml")
     promp, _ = parse(ProMPConfig, ["--env", env])
     assert (config.num_ppo_steps, config.hidden_sizes) == (ppo_steps, hidden)
@@ -229,7 +224,7 @@ def test_resume_keeps_params_json_over_the_paper_config(tmp_path):
 # ---------------------------------------------------------------------------- run scripts
 @pytest.fixture(scope="module")
 def quick_start() -> type:
-    return load_script("promp_run_point_mass").Config
+    return ProMPPointMassConfig
 
 
 def test_quick_start_keeps_its_settings(quick_start):
@@ -238,7 +233,7 @@ def test_quick_start_keeps_its_settings(quick_start):
     assert (config.env, config.meta_batch_size, config.rollouts_per_meta_task) == (
         "PointEnvRandGoal", 20, 20)
     assert (config.num_inner_grad_steps, config.max_path_length, config.n_itr) == (1, 100, 40)
-    assert (config.sampling_mode, config.parallel, config.inner_lr) == ("rollouts", False, 0.1)
+    assert (config.sampling_mode, config.executor, config.inner_lr) == ("rollouts", "iterative", 0.1)
 
 
 def test_paper_config_never_replaces_a_scripts_own_fields(quick_start):

@@ -1,4 +1,5 @@
-"""experiments/plot.py on synthetic runs: reading, grouping by config, mean/std over seeds."""
+"""experiments/plot.py and its library, meta_policy_search.experiment.curves, on synthetic runs:
+reading, grouping by config, mean/std over seeds."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import sys
 
 import numpy as np
 import pytest
+
+from meta_policy_search.experiment import curves
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "experiments"))
 import plot
@@ -51,18 +54,18 @@ def runs_root(tmp_path):
 
 
 def test_runs_are_grouped_by_params_without_seed(runs_root):
-    runs = plot.find_runs([str(runs_root)])
+    runs = curves.find_runs([str(runs_root)])
     assert len(runs) == 4
-    groups = plot.group_runs(runs)
+    groups = curves.group_runs(runs)
     assert sorted(len(g) for g in groups.values()) == [1, 3]
     assert set(groups) == {"promp PointEnvRandGoal inner_lr=0.1",
                            "promp PointEnvRandGoal inner_lr=0.5"}
 
 
 def test_mean_and_std_over_seeds(runs_root):
-    groups = plot.group_runs(plot.find_runs([str(runs_root / "a")]))
+    groups = curves.group_runs(curves.find_runs([str(runs_root / "a")]))
     (runs,) = groups.values()
-    x, mean, std = plot.aggregate(runs, "Step_0-AverageReturn", "n_timesteps")
+    x, mean, std = curves.aggregate(runs, "Step_0-AverageReturn", "n_timesteps")
     # Truncated to the shortest run (3 iterations); seeds give [1,3,5], [2,4,6], [3,5,7].
     np.testing.assert_allclose(mean, [3.0, 4.0, 5.0])
     np.testing.assert_allclose(std, np.full(3, np.std([1.0, 3.0, 5.0])))
@@ -74,7 +77,7 @@ def test_duplicated_iterations_keep_the_last_row(tmp_path):
     rows.insert(2, {**rows[1], "Step_0-AverageReturn": -99})  # itr 1 logged again on resume
     rows[1], rows[2] = rows[2], rows[1]
     make_run(tmp_path / "r", rows)
-    columns = plot.read_progress(str(tmp_path / "r" / "progress.csv"))
+    columns = curves.read_progress(str(tmp_path / "r" / "progress.csv"))
     np.testing.assert_array_equal(columns["Itr"], [0, 1, 2])
     np.testing.assert_array_equal(columns["Step_0-AverageReturn"], [1, 2, 3])
 
@@ -82,7 +85,7 @@ def test_duplicated_iterations_keep_the_last_row(tmp_path):
 def test_runs_without_params_are_their_own_group(tmp_path):
     make_run(tmp_path / "x", rows_for([1], [2], 5))
     make_run(tmp_path / "y", rows_for([1], [2], 5))
-    assert len(plot.group_runs(plot.find_runs([str(tmp_path)]))) == 2
+    assert len(curves.group_runs(curves.find_runs([str(tmp_path)]))) == 2
 
 
 def test_main_writes_png_with_default_keys(runs_root, capsys):
@@ -91,16 +94,16 @@ def test_main_writes_png_with_default_keys(runs_root, capsys):
     with open(output, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     assert os.path.abspath(output) in capsys.readouterr().out
-    assert plot.default_keys(plot.find_runs([str(runs_root)])) == [
+    assert curves.default_keys(curves.find_runs([str(runs_root)])) == [
         "Step_0-AverageReturn", "Step_1-AverageReturn"]
 
 
 def test_errors_name_the_problem(tmp_path, runs_root):
     with pytest.raises(ValueError, match="does not exist"):
-        plot.find_runs([str(tmp_path / "missing")])
+        curves.find_runs([str(tmp_path / "missing")])
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="no non-empty progress.csv"):
-        plot.find_runs([str(tmp_path / "empty")])
+        curves.find_runs([str(tmp_path / "empty")])
     with pytest.raises(ValueError, match="NoSuchKey"):
         plot.main([str(runs_root), "--keys", "NoSuchKey", "--output",
                    str(tmp_path / "z.png")])
@@ -111,10 +114,10 @@ def test_reference_overlay(tmp_path):
               "meta_batch_size": 40, "rollouts_per_meta_task": 20, "max_path_length": 100,
               "num_inner_grad_steps": 1, "seed": 1}
     make_run(tmp_path / "lvc", rows_for([1, 2], [3, 4], 150_000), params)
-    (run,) = plot.find_runs([str(tmp_path)])
-    points = plot.reference_points(params, "Step_1-AverageReturn")
+    (run,) = curves.find_runs([str(tmp_path)])
+    points = curves.reference_points(params, "Step_1-AverageReturn")
     assert {p.algorithm for p in points} == {"LVC-VPG"} and len(points) == 6  # fig2 and fig3
-    assert plot.reference_points({**params, "inner_type": "log_likelihood"},
+    assert curves.reference_points({**params, "inner_type": "log_likelihood"},
                                  "Step_1-AverageReturn") == []  # MAML-VPG: not in the paper
     output = str(tmp_path / "ref.png")
     assert plot.main([str(tmp_path), "--reference", "--output", output]) \

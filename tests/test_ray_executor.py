@@ -174,16 +174,16 @@ def test_resolve_executor():
 def test_meta_sampler_ray_end_to_end_with_the_tensorflow_policy():
     """Config with ``--executor ray`` -> build_sampler -> same samples as the iterative one."""
     pytest.importorskip("tensorflow")
+    from meta_policy_search.experiment.configs import MetaRLConfig
+    from meta_policy_search.experiment.runner import build_sampler, parse_config
     from meta_policy_search.policies import MetaGaussianMLPPolicy
-    from meta_policy_search.utils.experiment import build_sampler, parse_config
-    from meta_policy_search.utils.experiment_configs import MetaRLConfig
 
     policy = MetaGaussianMLPPolicy(3, 2, 2, hidden_sizes=(8,), seed=0)
     config, _ = parse_config(MetaRLConfig, [
         "--env", "PointEnvRandGoal", "--meta_batch_size", "3", "--rollouts_per_meta_task", "2",
         "--max_path_length", "10", "--executor", "ray", "--n_parallel", "2",
     ])
-    assert config.parallel and config.executor == "ray"  # executor overrides parallel
+    assert config.executor == "ray"
     paths = {}
     for name, sampler in (
         ("ray", build_sampler(config, normalize(PointEnvRandGoal()), policy, 7)),

@@ -12,20 +12,20 @@ import sys
 import numpy as np
 import pytest
 
-from meta_policy_search.utils import paper
-from meta_policy_search.utils.paper import ReferencePoint
+from meta_policy_search.experiment import paper
+from meta_policy_search.experiment.paper import ReferencePoint
+from meta_policy_search.experiment.registry import ALGORITHMS, algorithm_for_params, get_algorithm
 
 EXPERIMENTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                            "experiments")
 sys.path.insert(0, EXPERIMENTS)
 import plot  # noqa: E402
 import reproduce  # noqa: E402
-from algorithms import ALGORITHMS, algorithm_for_params, get_algorithm  # noqa: E402
 
 sys.path.pop(0)
 
 TINY = ["--meta_batch_size", "2", "--rollouts_per_meta_task", "2", "--max_path_length", "5",
-        "--parallel", "false", "--hidden_sizes", "8", "--num_inner_grad_steps", "1",
+        "--executor", "iterative", "--hidden_sizes", "8", "--num_inner_grad_steps", "1",
         "--num_ppo_steps", "1", "--log_formats", "csv,log"]
 """Per run: 2 x 2 x 5 x (1 + 1) = 40 timesteps per iteration."""
 
@@ -58,6 +58,15 @@ def test_bad_reference_rows_are_named():
         paper._parse_reference(f"# note\n{header}\nfig2,Env,ProMP,m,1e7,ten,5\n", "x.csv")
     with pytest.raises(ValueError, match="header"):
         paper._parse_reference("figure,env\n", "x.csv")
+
+
+def test_registry_entries_name_their_meta_algorithm_class():
+    from meta_policy_search.meta_algos.base import MAMLAlgo
+
+    for entry in ALGORITHMS.values():
+        assert issubclass(entry.algorithm_class, MAMLAlgo), entry.name
+    assert get_algorithm("lvc_vpg").algorithm_class.__name__ == "VPGMAML"
+    assert get_algorithm("dice_maml").algorithm_class.__name__ == "DICEMAML"
 
 
 def test_registry_names_runs_from_their_params():

@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 
 from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
+from meta_policy_search.experiment.algorithms import ProMPPointMassConfig
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir)
 EXPERIMENTS_DIR = os.path.join(REPO, "experiments")
 TINY = [
     "--env", "PointEnvRandGoal", "--paper_config", "false", "--meta_batch_size", "2",
     "--rollouts_per_meta_task", "2", "--max_path_length", "5", "--hidden_sizes", "8",
-    "--parallel", "false", "--log_formats", "csv", "--seed", "3",
+    "--executor", "iterative", "--log_formats", "csv", "--seed", "3",
 ]
 STEPS_PER_ITR = 2 * 2 * 2 * 5  # phases x tasks x rollouts x H (the point env never ends early)
 
@@ -97,15 +98,15 @@ def test_every_float_setting_must_be_finite(point_mass, tmp_path, value):
     import dataclasses
     import typing
 
-    from meta_policy_search.utils.experiment import ConfigError, prepare_run
+    from meta_policy_search.experiment.runner import ConfigError, prepare_run
 
-    hints = typing.get_type_hints(point_mass.Config)
-    float_fields = [f.name for f in dataclasses.fields(point_mass.Config)
+    hints = typing.get_type_hints(ProMPPointMassConfig)
+    float_fields = [f.name for f in dataclasses.fields(ProMPPointMassConfig)
                     if hints[f.name] in (float, float | None)]
     assert "learning_rate" in float_fields and "discount" in float_fields
     for name in float_fields:
         with pytest.raises(ConfigError, match=f"--{name} .*: must be a finite number"):
-            prepare_run(point_mass.Config, "promp",
+            prepare_run(ProMPPointMassConfig, "promp",
                         ["--dump_path", str(tmp_path / "run"), f"--{name}={value}"])
     assert not os.path.exists(tmp_path / "run")
 
@@ -157,7 +158,7 @@ def test_stopped_worker_fails_after_the_automatic_timeout(monkeypatch):
 
 @pytest.mark.parametrize(("flag", "expected"), [(None, "auto"), (0.0, None), (30.0, 30.0)])
 def test_sampler_timeout_flag(flag, expected):
-    from meta_policy_search.utils.experiment import _sampler_timeout
+    from meta_policy_search.experiment.runner import _sampler_timeout
 
     assert _sampler_timeout(flag) == expected
 
@@ -280,11 +281,11 @@ def test_validation_choices_match_the_library():
     """The validator's copies of the choice lists (kept TensorFlow-free) are the library's."""
     from meta_policy_search import baselines
     from meta_policy_search.envs.registry import ENV_CLASS_NAMES
+    from meta_policy_search.experiment import configs
     from meta_policy_search.meta_algos.base import EXPLORATION_TYPES, INNER_TYPES
     from meta_policy_search.policies.networks import TF_NONLINEARITIES
     from meta_policy_search.samplers.meta_sampler import EXECUTORS, NONFINITE_MODES
     from meta_policy_search.samplers.rollout import SAMPLING_MODES
-    from meta_policy_search.utils import experiment_configs as configs
     from meta_policy_search.utils.logger import FORMAT_STRS
 
     assert set(configs.ENV_SETTINGS) == set(ENV_CLASS_NAMES)
@@ -299,11 +300,11 @@ def test_validation_choices_match_the_library():
 
 
 def test_bad_env_kwargs_fail_before_anything_is_written(point_mass, tmp_path):
-    from meta_policy_search.utils.experiment import ConfigError, prepare_run
+    from meta_policy_search.experiment.runner import ConfigError, prepare_run
 
     with pytest.raises(ConfigError, match=r"--env_kwargs \{\"reward_type\": \"foo\"\}: "
                        r"MetaPointEnvCorner rejects them \(reward_type must be one of"):
-        prepare_run(point_mass.Config, "promp", [
+        prepare_run(ProMPPointMassConfig, "promp", [
             "--env", "MetaPointEnvCorner", "--env_kwargs", '{"reward_type": "foo"}',
             "--dump_path", str(tmp_path / "run")])
     assert not os.path.exists(tmp_path / "run")

@@ -96,6 +96,7 @@ class FakeAlgo:
         self.calls = calls
         self.step = tf.Variable(0.0)
         self.inner_lr = tf.Variable([0.1, 0.2])
+        self.log_flags: list[bool] = []
 
     def adapt_policy(self, samples: SampleBatch) -> None:
         assert isinstance(samples, SampleBatch)
@@ -103,6 +104,7 @@ class FakeAlgo:
 
     def optimize_policy(self, all_samples_data: list, log: bool = True) -> dict:
         self.calls.append(f"optimize:{len(all_samples_data)}")
+        self.log_flags.append(log)
         self.step.assign_add(1.0)
         self.inner_lr.assign(self.inner_lr * 2.0)
         return {"LossAfter": float(self.step.numpy()), "MeanKL": 0.5}
@@ -222,6 +224,14 @@ def test_progress_csv_keys_and_cumulative_timesteps(log_dir, capsys):
     assert all_stats[0]["Step_1-AverageReturn"] == pytest.approx(2.0 * mask_steps_call2 / (T * R))
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("itr ")]
     assert len(lines) == 3 and "ETA" in lines[-1] and lines[-1].startswith("itr 3/3")
+
+
+def test_the_trainer_alone_logs_the_algorithm_statistics(log_dir):
+    trainer, _ = make_trainer(log_dir, n_itr=2, checkpoint=False)
+    trainer.train()
+    assert trainer.algo.log_flags == [False, False]  # the algorithm returns, the Trainer logs
+    rows = read_csv(log_dir / "progress.csv")
+    assert [float(r["LossAfter"]) for r in rows] == [1.0, 2.0]
 
 
 def test_checkpoint_every_iteration_and_resume(log_dir):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -12,6 +13,7 @@ from meta_policy_search.meta_algos.batch import TensorBatch, to_tensor_batch
 from meta_policy_search.meta_algos.inner_step import Params, adapt
 from meta_policy_search.policies.distributions import DiagonalGaussian
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
+from meta_policy_search.protocols import OuterOptimizer
 from meta_policy_search.types import SampleBatch
 
 INNER_TYPES = ("likelihood_ratio", "log_likelihood", "dice")
@@ -46,10 +48,9 @@ class MAMLAlgo(tf.Module):
        :math:`L^{\text{out}}(\theta_K(\theta); \mathcal{D}_0, \dots, \mathcal{D}_K)`,
        differentiating through every inner step.
 
-    Subclasses define the outer objective and optimizer in :meth:`optimize_policy`.
-
-    Subclasses with E-MAML's term set ``exploration`` (bool) and ``exploration_type`` (one of
-    :data:`EXPLORATION_TYPES`, see :meth:`exploration_loss`).
+    Subclasses define the outer objective (:meth:`meta_loss`) and set :attr:`optimizer`, which
+    the default :meth:`optimize_policy` runs and :meth:`checkpoint_state` saves (or override
+    :meth:`optimize_policy`).
 
     Args:
         policy: the meta-policy; its ``meta_batch_size`` must equal ``meta_batch_size``.
@@ -63,7 +64,14 @@ class MAMLAlgo(tf.Module):
         jit_compile: compile the algorithm's graphs (inner step, outer objective and optimizer
             steps) with XLA (``tf.function(jit_compile=True)``); the results are the same up to
             floating point rounding.
+        exploration: add E-MAML's pre-update sampling term to the outer loss (see
+            :meth:`exploration_loss`).
+        exploration_type: its form, one of :data:`EXPLORATION_TYPES`.
     """
+
+    optimizer: OuterOptimizer | None = None
+    """The outer optimizer, built by the subclass on :meth:`meta_loss` and :attr:`meta_variables`;
+    ``None`` until then."""
 
     def __init__(
         self,
@@ -75,6 +83,8 @@ class MAMLAlgo(tf.Module):
         inner_type: str = "likelihood_ratio",
         first_order: bool = False,
         jit_compile: bool = False,
+        exploration: bool = False,
+        exploration_type: str = "original",
     ) -> None:
         super().__init__(name=type(self).__name__)
         if inner_type not in INNER_TYPES:
@@ -97,8 +107,8 @@ class MAMLAlgo(tf.Module):
         self.inner_type = inner_type
         self.first_order = bool(first_order)
         self.jit_compile = bool(jit_compile)
-        self.exploration = False
-        self.exploration_type = "original"
+        self.exploration = bool(exploration)
+        self.exploration_type = check_exploration_type(exploration_type)
         params = policy.get_params()
         self.step_sizes = {
             name: tf.Variable(
@@ -139,9 +149,8 @@ class MAMLAlgo(tf.Module):
             "policy_params": _VariableDict(self.policy.get_params()),
             "step_sizes": _VariableDict(self.step_sizes),
         }
-        optimizer = getattr(self, "optimizer", None)
-        if optimizer is not None and hasattr(optimizer, "checkpoint_state"):
-            optimizer_state = optimizer.checkpoint_state()
+        if self.optimizer is not None:
+            optimizer_state: Any = self.optimizer.checkpoint_state()
             if isinstance(optimizer_state, dict):
                 optimizer_state = _VariableDict(optimizer_state)
             state["optimizer"] = optimizer_state
@@ -308,6 +317,11 @@ class MAMLAlgo(tf.Module):
         Returns:
             The algorithm's statistics (logged to the logger when ``log``).
         """
+        if self.optimizer is None:
+            raise NotImplementedError(
+                f"{type(self).__name__} sets no optimizer: build one in __init__ or override "
+                "optimize_policy"
+            )
         batches = self._check_all_samples(all_samples_data)
         stats = {key: float(value) for key, value in self.optimizer.optimize(batches).items()}
         if log:

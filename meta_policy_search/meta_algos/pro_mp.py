@@ -53,6 +53,9 @@ class ProMP(MAMLAlgo):
         anneal_factor: multiplies the clipping range after every meta-iteration.
     """
 
+    optimizer: MAMLFirstOrderOptimizer
+    """Adam on :meth:`meta_loss`, run by :meth:`optimize_policy` with ProMP's own statistics."""
+
     def __init__(
         self,
         policy: MetaGaussianMLPPolicy,

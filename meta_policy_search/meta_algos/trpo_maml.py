@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import tensorflow as tf
 
-from meta_policy_search.meta_algos.base import MAMLAlgo, check_exploration_type
+from meta_policy_search.meta_algos.base import MAMLAlgo
 from meta_policy_search.meta_algos.batch import TensorBatch
 from meta_policy_search.optimizers import ConjugateGradientOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
@@ -61,12 +61,11 @@ class TRPOMAML(MAMLAlgo):
         super().__init__(
             policy, inner_lr, meta_batch_size, num_inner_grad_steps,
             trainable_inner_step_size, inner_type, first_order, jit_compile=jit_compile,
+            exploration=exploration, exploration_type=exploration_type,
         )
         if not step_size > 0:
             raise ValueError(f"step_size must be > 0, got {step_size!r}")
         self.step_size = float(step_size)
-        self.exploration = bool(exploration)
-        self.exploration_type = check_exploration_type(exploration_type)
         self.optimizer = ConjugateGradientOptimizer(
             cg_iters=cg_iters, hvp_approach=hvp_approach, jit_compile=self.jit_compile
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from meta_policy_search.meta_algos.base import MAMLAlgo, check_exploration_type
+from meta_policy_search.meta_algos.base import MAMLAlgo
 from meta_policy_search.optimizers import MAMLFirstOrderOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 
@@ -45,10 +45,9 @@ class VPGMAML(MAMLAlgo):
         super().__init__(
             policy, inner_lr, meta_batch_size, num_inner_grad_steps,
             trainable_inner_step_size, inner_type, first_order, jit_compile=jit_compile,
+            exploration=exploration, exploration_type=exploration_type,
         )
         self.learning_rate = float(learning_rate)
-        self.exploration = bool(exploration)
-        self.exploration_type = check_exploration_type(exploration_type)
         self.optimizer = MAMLFirstOrderOptimizer(
             learning_rate=learning_rate, max_epochs=num_outer_steps, jit_compile=self.jit_compile
         )

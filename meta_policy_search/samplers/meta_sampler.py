@@ -139,8 +139,9 @@ class MetaSampler:
         envs_per_task: env copies per task (``None`` means ``R``: one wave); ``R`` episodes take
             ``ceil(R / envs_per_task)`` waves (``'budget'`` mode: each copy runs episodes back
             to back).
-        parallel: use :class:`MetaParallelEnvExecutor` instead of
-            :class:`MetaIterativeEnvExecutor` (the older switch; ``executor`` says the same).
+        parallel: the original ProMP API's switch, kept for its users: use
+            :class:`MetaParallelEnvExecutor` instead of :class:`MetaIterativeEnvExecutor`.
+            ``executor`` says the same and more; the run scripts pass only ``executor``.
             ``None`` means False unless ``executor`` is given.
         n_parallel: worker processes of the parallel executor, or actors of the Ray executor
             (``None``: one per core of the machine or cluster, at most ``meta_batch_size``);

@@ -1,9 +1,9 @@
 """The checks a run script makes before it loads TensorFlow or writes anything.
 
-:func:`prepare_run` parses the command line (:mod:`~meta_policy_search.utils.config_parsing`),
+:func:`prepare_run` parses the command line (:mod:`~meta_policy_search.experiment.config_parsing`),
 validates every value, checks the env arguments and the run directory, and says whether a
 ``--resume`` has anything left to do. Every problem is a
-:class:`~meta_policy_search.utils.config_parsing.ConfigError`, which the scripts print as one
+:class:`~meta_policy_search.experiment.config_parsing.ConfigError`, which the scripts print as one
 ``error:`` line per problem with exit status 2.
 """
 
@@ -15,13 +15,13 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from meta_policy_search.utils.config_parsing import (
+from meta_policy_search.experiment.config_parsing import (
     ConfigError,
     ParsedCommandLine,
     parse_command_line,
     resolve_config,
 )
-from meta_policy_search.utils.experiment_configs import ENV_SPEC_SEPARATOR, validate_config
+from meta_policy_search.experiment.configs import ENV_SPEC_SEPARATOR, validate_config
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,7 +31,7 @@ class PreparedRun:
     config: Any
     """The resolved config (``max_path_length`` and ``dump_path`` filled in)."""
     parsed: ParsedCommandLine
-    """What :func:`~meta_policy_search.utils.config_parsing.parse_command_line` read."""
+    """What :func:`~meta_policy_search.experiment.config_parsing.parse_command_line` read."""
     checkpoint_dir: str
     """``<dump_path>/checkpoints``."""
     last_itr: int | None
@@ -46,8 +46,8 @@ def prepare_run(
     """Parse and check a run script's command line without writing anything or loading TF.
 
     Checks, in order: the flags and config file, every value
-    (:func:`~meta_policy_search.utils.experiment_configs.validate_config`), the resume
-    constraints (:func:`~meta_policy_search.utils.config_parsing.check_resume_changes`), a user
+    (:func:`~meta_policy_search.experiment.configs.validate_config`), the resume
+    constraints (:func:`~meta_policy_search.experiment.config_parsing.check_resume_changes`), a user
     env (``--env package.module:ClassName``: importable, following the MetaEnv protocol) and the
     env arguments, then the run directory: ``dump_path`` must be a writable directory (or
     creatable), a new run must not overwrite a checkpointed one, and a resumed run needs a

@@ -17,7 +17,7 @@ provenance:
 
     :func:`paper_entry` merges them (``common`` < ``all`` < ``ALGO``; an algorithm without a
     section of its own takes the one :data:`SECTION_FALLBACKS` names, e.g. PPO-MAML ProMP's);
-    :func:`meta_policy_search.utils.experiment.parse_config` applies the result between the
+    :func:`meta_policy_search.experiment.runner.parse_config` applies the result between the
     config class's defaults and ``--config_file``.
 ``paper_reference.csv``
     The post-update returns read off the paper's learning-curve figures, with their reading
@@ -61,7 +61,7 @@ settings, and its config defaults for the rest."""
 _ENTRY_META_KEYS = ("note",)
 """Keys of a paper entry that describe it and are not settings."""
 
-LIBRARY_CONFIG_MODULE = "meta_policy_search.utils.experiment_configs"
+LIBRARY_CONFIG_MODULE = "meta_policy_search.experiment.configs"
 """Module of the library's config classes; fields declared elsewhere belong to run scripts."""
 
 REFERENCE_COLUMNS = ("figure", "env", "algorithm", "metric", "timesteps", "value", "precision")
@@ -195,7 +195,7 @@ def paper_metric(num_inner_grad_steps: int) -> str:
 
 # ---------------------------------------------------------------------------- applying entries
 def script_fields(config_cls: type) -> frozenset[str]:
-    """Fields that a class outside :mod:`~meta_policy_search.utils.experiment_configs` declares.
+    """Fields that a class outside :mod:`~meta_policy_search.experiment.configs` declares.
 
     These are a run script's own choices (e.g. the quick-start's ``meta_batch_size = 20``); the
     paper config leaves them alone.
@@ -380,7 +380,7 @@ def paper_config_table_rst() -> str:
                      _per_algo(env, "num_inner_grad_steps"), _per_algo(env, "hidden_sizes"),
                      _promp_cell(env), _per_algo(env, "sampling_mode"),
                      data["paper"][env].get("note", "")])
-    from meta_policy_search.utils.experiment_configs import ProMPConfig  # imports this module
+    from meta_policy_search.experiment.configs import ProMPConfig  # imports this module
 
     default = ProMPConfig()
     promp_default = f"{default.num_ppo_steps} / fixed {default.init_inner_kl_penalty:g}"

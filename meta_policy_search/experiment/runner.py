@@ -1,17 +1,19 @@
 """Shared machinery of the run scripts in ``experiments/``: config, CLI, seeding, builders.
 
-A run script defines a frozen dataclass config (a subclass of a config in
-:mod:`meta_policy_search.utils.experiment_configs`, with a
-docstring per field) and a ``make_algo(config, policy)`` function, then calls
+An algorithm is a frozen dataclass config (a subclass of a config in
+:mod:`meta_policy_search.experiment.configs`, with a docstring per field) and a
+``make_algo(config, policy)`` function (:mod:`meta_policy_search.experiment.algorithms`); a run
+script calls :func:`~meta_policy_search.experiment.registry.run_script`, which passes them to
 :func:`run_experiment`. Everything else (parsing, ``params.json``, logger, seeding, building the
-env, policy, sampler and sample processor, resuming) happens here, so the scripts stay short.
+env, policy, sampler and sample processor, resuming) happens here.
 
 Override precedence, lowest first:
 
-1. the config class's defaults (a run script's own ``Config`` subclass included);
+1. the config class's defaults (a run config of
+   :mod:`~meta_policy_search.experiment.algorithms` included);
 2. the paper config of (algorithm, env) from ``paper_configs.json``
-   (:func:`~meta_policy_search.utils.paper.paper_overrides`): only fields the config class has,
-   and not the fields the run script's ``Config`` redeclares (a script's own choices are never
+   (:func:`~meta_policy_search.experiment.paper.paper_overrides`): only fields the config class
+   has, and not the fields its run config redeclares (a script's own choices are never
    replaced); skipped when ``paper_config`` is false (the quick-start script's default) or the
    paper did not run the env. The env is the one chosen by the flags, else the config file,
    else the class default;
@@ -35,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from meta_policy_search.utils.config_parsing import (  # noqa: F401 - re-exported
+from meta_policy_search.experiment.config_parsing import (  # noqa: F401 - re-exported
     ConfigError,
     ParsedCommandLine,
     config_from_dict,
@@ -48,7 +50,7 @@ from meta_policy_search.utils.config_parsing import (  # noqa: F401 - re-exporte
     resolve_config,
     write_params,
 )
-from meta_policy_search.utils.experiment_configs import (  # noqa: F401 - re-exported
+from meta_policy_search.experiment.configs import (  # noqa: F401 - re-exported
     DEFAULT_MAX_PATH_LENGTH,
     ENV_SETTINGS,
     RESERVED_KEYS,
@@ -59,27 +61,32 @@ from meta_policy_search.utils.experiment_configs import (  # noqa: F401 - re-exp
     TRPOMAMLConfig,
     VPGMAMLConfig,
 )
-from meta_policy_search.utils.paper import describe_paper_entry
+from meta_policy_search.experiment.paper import describe_paper_entry
+from meta_policy_search.experiment.run_checks import PreparedRun, prepare_run  # noqa: F401 - re-exported
 from meta_policy_search.utils.quiet_tf import import_tensorflow
-from meta_policy_search.utils.run_checks import PreparedRun, prepare_run  # noqa: F401 - re-exported
 
 
 # ---------------------------------------------------------------------------- builders
 def derive_seeds(seed: int) -> dict[str, int]:
     """Independent seeds for each component, derived from the root ``seed``.
 
+    The sampler's seed also seeds the env's task distribution (``MetaSampler`` calls
+    ``env.seed_tasks``). The first of the four words drawn was once an env seed that the sampler
+    then overwrote; it is still drawn and skipped, so every run keeps its seeds.
+
     Returns:
-        ``{'env', 'sampler', 'policy', 'tf'}`` -> int32 seeds (via ``np.random.SeedSequence``).
+        ``{'sampler', 'policy', 'tf'}`` -> int32 seeds (via ``np.random.SeedSequence``).
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    words = np.random.SeedSequence(int(seed)).generate_state(4, dtype=np.uint32)
-    return {k: int(w) % (2**31 - 1) for k, w in zip(("env", "sampler", "policy", "tf"), words)}
+    words = np.random.SeedSequence(int(seed)).generate_state(4, dtype=np.uint32)[1:]
+    return {k: int(w) % (2**31 - 1) for k, w in zip(("sampler", "policy", "tf"), words)}
 
 
-def build_env(config: MetaRLConfig, seed: int) -> Any:
+def build_env(config: MetaRLConfig) -> Any:
     """The env ``config.env`` (normalized unless ``normalization_scale`` is None, with the task in
-    the observation if ``config.oracle``), task-seeded."""
+    the observation if ``config.oracle``). Its tasks are seeded by the sampler
+    (:func:`build_sampler`)."""
     from meta_policy_search.envs import make_env, normalize
 
     env = make_env(config.env, **config.env_kwargs)
@@ -89,7 +96,6 @@ def build_env(config: MetaRLConfig, seed: int) -> Any:
         from meta_policy_search.envs.oracle_env import OracleEnv
 
         env = OracleEnv(env)
-    env.seed_tasks(seed)
     return env
 
 
@@ -112,8 +118,6 @@ def build_policy(config: MetaRLConfig, env: Any, seed: int) -> Any:
 def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any:
     """A ``MetaSampler`` with the config's batch sizes, horizon, sampling mode and executor.
 
-    ``config.executor``, when set, overrides ``config.parallel`` (a script's default).
-
     Raises:
         ConfigError: if ``config.sampling_mode`` is not one of
             :data:`~meta_policy_search.samplers.rollout.SAMPLING_MODES`.
@@ -127,10 +131,6 @@ def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any
             f"sampling_mode must be one of {SAMPLING_MODES}, got {config.sampling_mode!r}; "
             f"pass {choices}"
         )
-    if config.executor is None:
-        executor, parallel = None, config.parallel
-    else:
-        executor, parallel = config.executor, None
     return MetaSampler(
         env=env,
         policy=policy,
@@ -138,10 +138,9 @@ def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any
         meta_batch_size=config.meta_batch_size,
         max_path_length=resolved_horizon(config),
         envs_per_task=config.envs_per_task,
-        parallel=parallel,
         n_parallel=config.n_parallel,
         seed=seed,
-        executor=executor,
+        executor=config.executor,
         ray_address=config.ray_address,
         sampling_mode=config.sampling_mode,
         nonfinite_samples=config.nonfinite_samples,
@@ -334,7 +333,7 @@ def run_experiment(
 
     seeds = derive_seeds(config.seed)
     tf.random.set_seed(seeds["tf"])
-    env = build_env(config, seeds["env"])
+    env = build_env(config)
     policy = build_policy(config, env, seeds["policy"])
     sampler = build_sampler(config, env, policy, seeds["sampler"])
     trainer = Trainer(

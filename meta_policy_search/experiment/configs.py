@@ -4,11 +4,12 @@ The defaults are the settings the ProMP paper (Rothfuss et al. 2019, appendix D;
 code's ``experiments/all_envs_eval`` sweeps) shares across environments. What the paper changed
 per environment and algorithm (horizon, inner step size and steps, hidden sizes, ProMP's PPO
 steps and KL penalty, budget sampling) lives in the package data file ``paper_configs.json``
-(:mod:`meta_policy_search.utils.paper`) and is applied on top of these defaults by
-:func:`meta_policy_search.utils.experiment.parse_config` unless ``paper_config`` is false. Run
-scripts subclass one of these classes to change a default (e.g. E-MAML sets
-``exploration = True``); a field a script redeclares keeps the script's value over the paper
-config. Every field is a command-line flag (see :mod:`meta_policy_search.utils.experiment`).
+(:mod:`meta_policy_search.experiment.paper`) and is applied on top of these defaults by
+:func:`meta_policy_search.experiment.runner.parse_config` unless ``paper_config`` is false. The run
+configs of :mod:`~meta_policy_search.experiment.algorithms` subclass these classes to change a
+default (e.g. E-MAML sets ``exploration = True``); a field a run config redeclares keeps its
+value over the paper config. Every field is a command-line flag (see
+:mod:`meta_policy_search.experiment.runner`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from meta_policy_search.utils.paper import env_horizons
+from meta_policy_search.experiment.paper import env_horizons
 
 ENV_SETTINGS: dict[str, dict[str, Any]] = {
     env: {"max_path_length": horizon} for env, horizon in env_horizons().items()
@@ -51,10 +52,10 @@ def _is_env_name(value: str) -> bool:
 RESERVED_KEYS = ("algo", "paper_config_entry")
 """Keys of ``params.json`` that are metadata, accepted and ignored in config files: the
 algorithm's name and the paper-config entry that was applied
-(see :func:`~meta_policy_search.utils.config_parsing.config_to_dict`)."""
+(see :func:`~meta_policy_search.experiment.config_parsing.config_to_dict`)."""
 
 RESUME_CHANGEABLE = frozenset({
-    "n_itr", "dump_path", "log_formats", "parallel", "executor", "n_parallel", "ray_address",
+    "n_itr", "dump_path", "log_formats", "executor", "n_parallel", "ray_address",
     "sampler_timeout", "nonfinite_samples", "max_nonfinite_outer_steps", "keep_best",
 })
 """Fields a ``--resume`` may change: they do not alter the results of the iterations already
@@ -92,12 +93,12 @@ class MetaRLConfig:
     more, shorter episodes; see ``MetaSampler``)."""
     envs_per_task: int | None = None
     """Envs stepped together per task; ``None``: one per rollout."""
-    parallel: bool = True
-    """Sample with worker processes instead of in the main process."""
     n_parallel: int | None = None
     """Number of worker processes or Ray actors; ``None``: the number of CPU cores."""
-    executor: str | None = None
-    """Sampler executor: ``iterative``, ``parallel`` or ``ray``; overrides ``parallel`` when set."""
+    executor: str = "parallel"
+    """Sampler executor: ``iterative`` (in the main process), ``parallel`` (worker processes) or
+    ``ray`` (Ray actors). A ``params.json`` of an older run with ``parallel`` true/false and no
+    executor reads as ``parallel``/``iterative`` (``upgrade_legacy_params``)."""
     ray_address: str | None = None
     """Ray cluster address for ``--executor ray`` (e.g. ``auto``); ``None``: a local Ray."""
     normalization_scale: float | None = 10.0
@@ -185,7 +186,7 @@ class PPOMAMLConfig(MetaRLConfig):
     """PPO-MAML settings: ProMP's outer optimisation (its paper values), MAML's inner step.
 
     Not in the paper; on its environments the paper config applies ProMP's section
-    (:data:`~meta_policy_search.utils.paper.SECTION_FALLBACKS`).
+    (:data:`~meta_policy_search.experiment.paper.SECTION_FALLBACKS`).
     """
 
     learning_rate: float = 1e-3
@@ -283,7 +284,7 @@ def _one_of(choices: tuple[str, ...] | Callable[[], Any]) -> Rule:
 
 ENV_SPEC_SEPARATOR = ":"
 """A user env is ``package.module:ClassName`` (as in ``meta_policy_search.envs.env_spec``, which
-:func:`~meta_policy_search.utils.run_checks.prepare_run` uses to import and check it; only the
+:func:`~meta_policy_search.experiment.run_checks.prepare_run` uses to import and check it; only the
 syntax is checked here, without importing gymnasium)."""
 
 FIELD_RULES: dict[str, Rule] = {
@@ -302,7 +303,7 @@ FIELD_RULES: dict[str, Rule] = {
     "sampling_mode": _one_of(SAMPLING_MODES),
     "envs_per_task": _optional_positive_int(),
     "n_parallel": _optional_positive_int(),
-    "executor": Rule(lambda v: v is None or v in EXECUTORS, "one of " + ", ".join(EXECUTORS)),
+    "executor": _one_of(EXECUTORS),
     "normalization_scale": Rule(lambda v: v is None or v > 0, "a finite number > 0, or none"),
     "baseline": _one_of(BASELINES),
     "discount": Rule(lambda v: 0 <= v <= 1, "a number in [0, 1]"),

@@ -1,6 +1,6 @@
 """Config parsing of the run scripts: CLI and config-file layers, ``params.json``, resume checks.
 
-See :mod:`meta_policy_search.utils.experiment` for the override precedence. Nothing here imports
+See :mod:`meta_policy_search.experiment.runner` for the override precedence. Nothing here imports
 TensorFlow, so a bad command line fails in well under a second, before anything is written.
 """
 
@@ -19,13 +19,13 @@ import typing
 from collections.abc import Sequence
 from typing import Any
 
-from meta_policy_search.utils.experiment_configs import (
+from meta_policy_search.experiment.configs import (
     DEFAULT_MAX_PATH_LENGTH,
     RESERVED_KEYS,
     RESUME_CHANGEABLE,
     env_settings,
 )
-from meta_policy_search.utils.paper import paper_overrides
+from meta_policy_search.experiment.paper import paper_overrides
 from meta_policy_search.utils.serialization import atomic_write_json
 
 
@@ -120,6 +120,27 @@ def _is_float(text: str) -> bool:
     return True
 
 
+def upgrade_legacy_params(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` (a ``params.json`` or config file) with the keys of older versions renamed.
+
+    ``parallel`` (true/false) was a second switch for the executor: without an ``executor`` (or
+    with ``executor`` null) it becomes ``executor`` ``parallel``/``iterative``; with one it is
+    dropped (``executor`` already overrode it). A null ``executor`` alone is dropped (the config
+    class's default). The one place that maps old runs, so they still resume and meta-test.
+
+    Returns:
+        A new dict; ``values`` is not changed.
+    """
+    values = dict(values)
+    if "parallel" in values:
+        parallel = values.pop("parallel")
+        if values.get("executor") is None:
+            values["executor"] = "parallel" if parallel else "iterative"
+    elif "executor" in values and values["executor"] is None:
+        del values["executor"]  # null meant "as parallel says": the config class's default
+    return values
+
+
 def config_from_dict(
     config_cls: type, values: dict[str, Any], base: Any = None, source: str | None = None
 ) -> Any:
@@ -128,7 +149,8 @@ def config_from_dict(
     Args:
         config_cls: the config dataclass.
         values: field name -> JSON value (lists become tuples, ints become floats, ...).
-            Keys in :data:`RESERVED_KEYS` are ignored.
+            Keys in :data:`RESERVED_KEYS` are ignored; older keys are mapped by
+            :func:`upgrade_legacy_params`.
         base: a ``config_cls`` instance whose values ``values`` override.
         source: the file ``values`` came from, named in error messages.
 
@@ -138,6 +160,7 @@ def config_from_dict(
     Raises:
         ValueError: on a key that is not a field (naming it) or a value of the wrong type.
     """
+    values = upgrade_legacy_params(values)
     hints = typing.get_type_hints(config_cls)
     names = [f.name for f in dataclasses.fields(config_cls)]
     where = f"{source}: " if source else ""
@@ -197,7 +220,7 @@ class ParsedCommandLine:
     """``--resume`` was given."""
     paper_entry: dict[str, Any] | None
     """The paper-config entry applied
-    (:func:`~meta_policy_search.utils.paper.paper_overrides`; with ``--resume``, the one the run's
+    (:func:`~meta_policy_search.experiment.paper.paper_overrides`; with ``--resume``, the one the run's
     ``params.json`` recorded), or ``None``."""
     resume_changes: tuple[str, ...] = ()
     """With ``--resume``: the fields (all in :data:`RESUME_CHANGEABLE`) whose requested value
