@@ -440,6 +440,38 @@ def main() -> None:
     write_results(args.output_dir, "algo_steps_quick" if args.quick else "algo_steps", result, write_markdown)
 
 
+def step_accuracy(samples: list[SampleBatch], make_algo, dims: tuple[int, int], extra=None):
+    """Each variant's float32 step against the ``'exact'`` step in float64 from the same start.
+
+    ``max |step - step64| / max |step64|`` over the meta-parameters: shows whether the new path
+    adds error beyond float32's own (10 CG iterations amplify rounding).
+    """
+
+    def flat(algo: MAMLAlgo) -> np.ndarray:
+        return np.concatenate([v.numpy().ravel().astype(np.float64) for v in algo.meta_variables])
+
+    def run(variants: list[Variant]) -> dict:
+        out = extra(variants) if extra is not None else {}
+        reference_policy = MetaGaussianMLPPolicy(
+            variants[0].policy.meta_batch_size, *dims, hidden_sizes=HIDDEN, dtype=tf.float64
+        )
+        reference_policy.set_param_values({k: v.astype(np.float64) for k, v in variants[0].initial.items()})
+        reference = make_algo(reference_policy, "exact")
+        start = flat(reference)
+        reference.optimize_policy(samples, log=False)
+        reference_step = flat(reference) - start
+        for v in variants:
+            v.reset()
+            v.algo.optimize_policy(samples, log=False)
+            error = np.max(np.abs(flat(v.algo) - start - reference_step)) / np.max(np.abs(reference_step))
+            out[f"step_error_vs_float64_{v.name}"] = float(error)
+        print("  step error vs float64 'exact': " + ", ".join(
+            f"{v.name} {out[f'step_error_vs_float64_{v.name}']:.1e}" for v in variants), flush=True)
+        return out
+
+    return run
+
+
 def main_metastep(args: argparse.Namespace) -> None:
     """``--compare metastep``: TRPO-MAML steps with ``hvp_approach`` 'exact' (old) vs
     'gauss_newton' (new), XLA on (TRPO-MAML's default), on the W0 and W1 workloads."""
@@ -461,7 +493,8 @@ def main_metastep(args: argparse.Namespace) -> None:
         row = bench_pair(
             f"{workload} TRPO-MAML `optimize_policy` (10 CG iterations, K=1)", make_algo,
             lambda a, v, samples=samples: optimize(a, samples), n, repeats,
-            hvp_timing(samples, repeats), pair=METASTEP_PAIR, dims=(obs_dim, act_dim),
+            step_accuracy(samples, make_algo, (obs_dim, act_dim), hvp_timing(samples, repeats)),
+            pair=METASTEP_PAIR, dims=(obs_dim, act_dim),
         )
         row.update(workload=workload, shape=[n, rollouts, horizon, obs_dim, act_dim])
         rows.append(row)
@@ -484,8 +517,9 @@ def write_metastep_markdown(path: Path, result: dict) -> None:
         "old and new interleaved in one process; `old/new` > 1 means the new path is faster.",
         "",
         "| step | shape | old (s) | new (s) | old/new | median pair old/new | first call old / new (s) "
-        "| param diff / step | one HVP old (s) | one HVP new (s) | HVP rel. diff |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| param diff / step | step error old / new | one HVP old (s) | one HVP new (s) "
+        "| HVP rel. diff |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in result["rows"]:
         lines.append(
@@ -493,13 +527,16 @@ def write_metastep_markdown(path: Path, result: dict) -> None:
             f"{row['shape'][4]} | {row['old_seconds']:.3f} | {row['new_seconds']:.3f} | "
             f"{row['speedup_old_over_new']:.2f} | {row['median_pair_speedup']:.2f} | "
             f"{row['old_first_call_seconds']:.1f} / {row['new_first_call_seconds']:.1f} | "
-            f"{row['param_difference_over_step']:.1e} | {row['hvp_old_seconds']:.3f} | "
+            f"{row['param_difference_over_step']:.1e} | {row['step_error_vs_float64_old']:.1e} / "
+            f"{row['step_error_vs_float64_new']:.1e} | {row['hvp_old_seconds']:.3f} | "
             f"{row['hvp_new_seconds']:.3f} | {row['hvp_max_relative_difference']:.1e} |"
         )
     lines += [
         "",
         "`param diff / step`: ``max |theta_old - theta_new| / max |theta_old - theta_0|`` after "
-        "the first call (float32 rounding through 10 CG iterations). `one HVP`: a standalone "
+        "the first call (float32 rounding through 10 CG iterations). `step error`: "
+        "``max |step - step64| / max |step64|`` against the `'exact'` step in float64 from the "
+        "same start. `one HVP`: a standalone "
         "`optimizer.hvp` call, which records the forward pass and inner step afresh; inside "
         "`optimize_policy` every product reuses one recording.",
         "",
