@@ -49,7 +49,7 @@ class TRPOMAML(MAMLAlgo):
               step, with no third derivatives. Conjugate gradient runs at the old parameters,
               where the KL is 0 and so is its gradient w.r.t. the outputs: there the KL's
               Hessian *is* :math:`J^\top F J`, so the step is the exact one (tested against
-              ``'exact'`` to rtol 1e-6 in float64); measured 1.5-1.8x faster TRPO steps
+              ``'exact'`` to rtol 1e-6 in float64); measured 1.4-1.8x faster TRPO steps
               (``benchmarks/results/algo_steps_metastep.md``). The KL must be 0 at the current
               parameters, i.e. the post-update batch sampled by the current adapted policy,
               as the Trainer does; otherwise the product is the Gauss-Newton approximation.

@@ -125,7 +125,7 @@ class ConjugateGradientOptimizer:
       ``constraint_of_outputs_fn``) Gauss-Newton approximation. Inside :meth:`optimize` the
       forward pass is recorded once; each product is then ``J v`` (the double-VJP trick: the
       gradient w.r.t. ``u`` of the recorded ``J^T u``) and one ``J^T`` product, with no third
-      derivatives through an inner step (1.5-1.8x faster TRPO-MAML steps than ``'exact'``,
+      derivatives through an inner step (1.4-1.8x faster TRPO-MAML steps than ``'exact'``,
       ``benchmarks/results/algo_steps_metastep.md``, issue 7).
     * ``'forward_over_reverse'``: ``tf.autodiff.ForwardAccumulator`` over the gradient tape; same
       value as ``'exact'``, recomputed for every product.
