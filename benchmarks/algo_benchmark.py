@@ -26,10 +26,14 @@ post-update batches), and ``agent_infos`` hold that policy's mean and log-std; a
 rewards and DiCE's adjusted rewards are standard normal. About 5% of the rollouts end early
 (padded steps, ``mask = 0``).
 
+``--compare metastep`` instead times TRPO-MAML's step with ``hvp_approach='exact'`` (old) vs
+``'gauss_newton'`` (new, the default) on the W0 and W1 workload sizes (:data:`WORKLOADS`).
+
 Writes ``benchmarks/results/algo_steps.json`` and ``algo_steps.md`` (``--quick`` writes
-``algo_steps_quick.*``). Usage::
+``algo_steps_quick.*``; ``--compare metastep`` writes ``algo_steps_metastep.*``). Usage::
 
     python benchmarks/algo_benchmark.py [--quick] [--repeats 3] [--only promp,trpo]
+    python benchmarks/algo_benchmark.py --compare metastep [--only W0,W1]   # issue 7
 """
 
 from __future__ import annotations
@@ -59,9 +63,18 @@ OBS_DIM, ACT_DIM, HIDDEN = 17, 6, (64, 64)
 
 
 # --------------------------------------------------------------------------------------- data
-def make_policy(meta_batch_size: int, seed: int = 0) -> MetaGaussianMLPPolicy:
-    """The paper's HalfCheetah policy: (64, 64) tanh, float32."""
-    return MetaGaussianMLPPolicy(meta_batch_size, OBS_DIM, ACT_DIM, hidden_sizes=HIDDEN, seed=seed)
+WORKLOADS = {
+    # name: (meta_batch_size, rollouts, horizon, obs_dim, act_dim), see iteration_benchmark.py
+    "W0": (20, 20, 100, 2, 2),  # 2-D navigation (PointEnvRandGoal)
+    "W1": (40, 20, 100, OBS_DIM, ACT_DIM),  # the paper's HalfCheetahRandDirecEnv
+}
+
+
+def make_policy(
+    meta_batch_size: int, seed: int = 0, obs_dim: int = OBS_DIM, act_dim: int = ACT_DIM
+) -> MetaGaussianMLPPolicy:
+    """The paper's policy: (64, 64) tanh, float32 (HalfCheetah dimensions by default)."""
+    return MetaGaussianMLPPolicy(meta_batch_size, obs_dim, act_dim, hidden_sizes=HIDDEN, seed=seed)
 
 
 def sample_batch(
@@ -74,9 +87,9 @@ def sample_batch(
     ends_early = rng.random((num_tasks, rollouts)) < 0.05
     for t, r in zip(*np.nonzero(ends_early), strict=True):
         mask[t, r, rng.integers(1, horizon):] = 0.0
-    obs = rng.standard_normal((num_tasks, rollouts * horizon, OBS_DIM)).astype(np.float32)
+    obs = rng.standard_normal((num_tasks, rollouts * horizon, policy.obs_dim)).astype(np.float32)
     sampler = policy.numpy_policy(task_params)
-    noise = rng.standard_normal((num_tasks, rollouts * horizon, ACT_DIM)).astype(np.float32)
+    noise = rng.standard_normal((num_tasks, rollouts * horizon, policy.action_dim)).astype(np.float32)
     actions, infos = sampler.sample(obs, noise)
 
     def steps(x: np.ndarray) -> np.ndarray:
@@ -94,11 +107,12 @@ def sample_batch(
 
 
 def make_samples(
-    meta_batch_size: int, rollouts: int, horizon: int, num_inner_grad_steps: int, seed: int = 0
+    meta_batch_size: int, rollouts: int, horizon: int, num_inner_grad_steps: int, seed: int = 0,
+    obs_dim: int = OBS_DIM, act_dim: int = ACT_DIM,
 ) -> list[SampleBatch]:
     """``num_inner_grad_steps + 1`` batches, each sampled by the policy adapted on the previous."""
     rng = np.random.default_rng(seed)
-    policy = make_policy(meta_batch_size)
+    policy = make_policy(meta_batch_size, obs_dim=obs_dim, act_dim=act_dim)
     helper = VPGMAML(policy, 0.1, meta_batch_size, num_inner_grad_steps, inner_type="likelihood_ratio")
     batches = []
     for _ in range(num_inner_grad_steps + 1):
@@ -109,14 +123,18 @@ def make_samples(
 
 # ------------------------------------------------------------------------------------- timing
 class Variant:
-    """One algorithm instance (jit off or on) with its own policy and a reset to the start."""
+    """One algorithm instance (e.g. jit off or on) with its own policy and a reset to the start.
 
-    def __init__(self, make_algo: Callable[[MetaGaussianMLPPolicy, bool], MAMLAlgo],
-                 meta_batch_size: int, jit_compile: bool) -> None:
-        self.policy = make_policy(meta_batch_size)
-        self.algo = make_algo(self.policy, jit_compile)
+    ``key`` is what ``make_algo`` receives besides the policy (``jit_compile``, or the
+    ``hvp_approach`` with ``--compare metastep``); ``name`` labels the variant's results.
+    """
+
+    def __init__(self, make_algo: Callable[[MetaGaussianMLPPolicy, object], MAMLAlgo],
+                 meta_batch_size: int, key: object, name: str, dims: tuple[int, int]) -> None:
+        self.policy = make_policy(meta_batch_size, obs_dim=dims[0], act_dim=dims[1])
+        self.algo = make_algo(self.policy, key)
         self.initial = self.policy.get_param_values()
-        self.jit_compile = jit_compile
+        self.name = name
 
     def reset(self) -> None:
         self.policy.set_param_values(self.initial)
@@ -152,52 +170,55 @@ def step_relative_difference(
     return gap / max(step, 1e-30)
 
 
+JIT_PAIR = ((False, "off"), (True, "on"))
+"""The default comparison: ``make_algo(policy, jit_compile)``, result keys ``off_*``, ``on_*``."""
+METASTEP_PAIR = (("exact", "old"), ("gauss_newton", "new"))
+"""``--compare metastep``: TRPO-MAML's ``hvp_approach`` (issue 7), keys ``old_*``, ``new_*``."""
+
+
 def bench_pair(
     label: str, make_algo, call: Callable[[MAMLAlgo, Variant], dict | None], meta_batch_size: int,
-    repeats: int, extra: Callable[[Variant], dict] | None = None,
+    repeats: int, extra: Callable[[Variant], dict] | None = None, pair=JIT_PAIR,
+    dims: tuple[int, int] = (OBS_DIM, ACT_DIM),
 ) -> dict:
-    """Time ``call`` on a jit-off and a jit-on instance, interleaved; compare their results."""
-    variants = [Variant(make_algo, meta_batch_size, jit) for jit in (False, True)]
+    """Time ``call`` on the two variants of ``pair``, interleaved; compare their results."""
+    variants = [Variant(make_algo, meta_batch_size, key, name, dims) for key, name in pair]
+    (a, b) = names = [v.name for v in variants]
     first, outputs, params = {}, {}, {}
     for v in variants:
         v.reset()
         seconds, out = time_call(call, v.algo, v)
-        first[v.jit_compile] = seconds
-        outputs[v.jit_compile] = out
-        params[v.jit_compile] = {**v.policy.get_param_values(),
-                                 **{f"task_{k}": x for k, x in v.policy.get_task_param_values().items()}}
+        first[v.name] = seconds
+        outputs[v.name] = out
+        params[v.name] = {**v.policy.get_param_values(),
+                          **{f"task_{k}": x for k, x in v.policy.get_task_param_values().items()}}
     start = {**variants[0].initial,
              **{f"task_{k}": np.repeat(x[None], meta_batch_size, 0) for k, x in variants[0].initial.items()}}
-    times = {False: [], True: []}
+    times: dict[str, list[float]] = {name: [] for name in names}
     for rep in range(repeats):
         order = variants if rep % 2 == 0 else variants[::-1]
         for v in order:
             v.reset()
-            times[v.jit_compile].append(time_call(call, v.algo, v)[0])
-    off, on = statistics.median(times[False]), statistics.median(times[True])
-    pair_ratios = [a / b for a, b in zip(times[False], times[True], strict=True)]
-    stats_off, stats_on = outputs[False] or {}, outputs[True] or {}
+            times[v.name].append(time_call(call, v.algo, v)[0])
+    median_a, median_b = statistics.median(times[a]), statistics.median(times[b])
+    pair_ratios = [x / y for x, y in zip(times[a], times[b], strict=True)]
     result = {
         "step": label,
-        "off_seconds": off,
-        "on_seconds": on,
-        "speedup_off_over_on": off / on,
+        f"{a}_seconds": median_a,
+        f"{b}_seconds": median_b,
+        f"speedup_{a}_over_{b}": median_a / median_b,
         "median_pair_speedup": statistics.median(pair_ratios),
-        "off_all_seconds": times[False],
-        "on_all_seconds": times[True],
-        "off_first_call_seconds": first[False],
-        "on_first_call_seconds": first[True],
-        "param_difference_over_step": step_relative_difference(params[False], params[True], start),
+        **{f"{n}_all_seconds": times[n] for n in names},
+        **{f"{n}_first_call_seconds": first[n] for n in names},
+        "param_difference_over_step": step_relative_difference(params[a], params[b], start),
         "max_abs_param_difference": max(
-            float(np.max(np.abs(params[False][k] - params[True][k]))) for k in params[False]
+            float(np.max(np.abs(params[a][k] - params[b][k]))) for k in params[a]
         ),
-        "stats_off": stats_off,
-        "stats_on": stats_on,
-        "tracing_counts_off": tracing_counts(variants[0].algo),
-        "tracing_counts_on": tracing_counts(variants[1].algo),
+        **{f"stats_{n}": outputs[n] or {} for n in names},
+        **{f"tracing_counts_{v.name}": tracing_counts(v.algo) for v in variants},
     }
-    print(f"{label}: off {off:.3f} s, on {on:.3f} s, off/on {off / on:.2f} "
-          f"(first call {first[False]:.1f} / {first[True]:.1f} s), "
+    print(f"{label}: {a} {median_a:.3f} s, {b} {median_b:.3f} s, {a}/{b} {median_a / median_b:.2f} "
+          f"(first call {first[a]:.1f} / {first[b]:.1f} s), "
           f"param diff / step {result['param_difference_over_step']:.2e}", flush=True)
     if extra is not None:
         result.update(extra(variants))
@@ -205,32 +226,29 @@ def bench_pair(
 
 
 def hvp_timing(samples: list[SampleBatch], repeats: int):
-    """Time one exact Hessian-vector product of TRPO-MAML's constraint, off and on."""
+    """Time one standalone Hessian-vector product of TRPO-MAML's constraint in both variants."""
 
     def extra(variants: list[Variant]) -> dict:
         out = {}
-        results, times = {}, {False: [], True: []}
+        results, times = {}, {v.name: [] for v in variants}
         for v in variants:
             v.reset()
             batches = v.algo._check_all_samples(samples)
             size = sum(int(np.prod(x.shape)) for x in v.algo.meta_variables)
             rng = np.random.default_rng(1)  # the same vector for both variants
             vector = tf.constant(rng.standard_normal(size).astype(np.float32))
-            first, results[v.jit_compile] = time_call(v.algo.optimizer.hvp, batches, vector)
-            out[f"hvp_first_call_seconds_{'on' if v.jit_compile else 'off'}"] = first
+            first, results[v.name] = time_call(v.algo.optimizer.hvp, batches, vector)
+            out[f"hvp_first_call_seconds_{v.name}"] = first
             v._bench = (batches, vector)
         for rep in range(repeats + 2):
             for v in variants if rep % 2 == 0 else variants[::-1]:
                 batches, vector = v._bench
                 seconds, _ = time_call(lambda b, x, o=v.algo.optimizer: o.hvp(b, x).numpy(), batches, vector)
-                times[v.jit_compile].append(seconds)
-        a, b = results[False].numpy(), results[True].numpy()
-        out.update(
-            hvp_off_seconds=statistics.median(times[False]),
-            hvp_on_seconds=statistics.median(times[True]),
-            hvp_max_relative_difference=float(np.max(np.abs(a - b)) / np.max(np.abs(a))),
-        )
-        print(f"  HVP: off {out['hvp_off_seconds']:.3f} s, on {out['hvp_on_seconds']:.3f} s", flush=True)
+                times[v.name].append(seconds)
+        a, b = (results[v.name].numpy() for v in variants)
+        out.update({f"hvp_{name}_seconds": statistics.median(t) for name, t in times.items()})
+        out["hvp_max_relative_difference"] = float(np.max(np.abs(a - b)) / np.max(np.abs(a)))
+        print("  HVP: " + ", ".join(f"{n} {out[f'hvp_{n}_seconds']:.3f} s" for n in times), flush=True)
         return out
 
     return extra
@@ -267,8 +285,8 @@ def gradient_accuracy(samples: list[SampleBatch], make_algo, extra=None):
         scale = np.max(np.abs(reference))
         for v in variants:
             v.reset()
-            error = np.max(np.abs(gradient(v.algo, v.jit_compile) - reference)) / scale
-            out[f"gradient_error_vs_float64_{'on' if v.jit_compile else 'off'}"] = float(error)
+            error = np.max(np.abs(gradient(v.algo, v.name == "on") - reference)) / scale
+            out[f"gradient_error_vs_float64_{v.name}"] = float(error)
         print(f"  meta-gradient error vs float64: off {out['gradient_error_vs_float64_off']:.1e}, "
               f"on {out['gradient_error_vs_float64_on']:.1e}", flush=True)
         return out
@@ -356,7 +374,13 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated subset: adapt,promp,promp2,"
                         "trpo,trpo_fwd,vpg,dice")
     parser.add_argument("--output_dir", type=Path, default=REPO / "benchmarks" / "results")
+    parser.add_argument("--compare", choices=("jit", "metastep"), default="jit",
+                        help="jit: XLA off vs on (algo_steps.*); metastep: TRPO-MAML's exact vs "
+                        "Gauss-Newton HVPs on W0 and W1 (algo_steps_metastep.*)")
     args = parser.parse_args()
+    if args.compare == "metastep":
+        main_metastep(args)
+        return
     if args.quick:
         meta_batch_size, rollouts, horizon, repeats = 4, 3, 20, args.repeats or 2
     else:
@@ -414,6 +438,115 @@ def main() -> None:
         "to_tensors_seconds": conversion,
     }
     write_results(args.output_dir, "algo_steps_quick" if args.quick else "algo_steps", result, write_markdown)
+
+
+def step_accuracy(samples: list[SampleBatch], make_algo, dims: tuple[int, int], extra=None):
+    """Each variant's float32 step against the ``'exact'`` step in float64 from the same start.
+
+    ``max |step - step64| / max |step64|`` over the meta-parameters: shows whether the new path
+    adds error beyond float32's own (10 CG iterations amplify rounding).
+    """
+
+    def flat(algo: MAMLAlgo) -> np.ndarray:
+        return np.concatenate([v.numpy().ravel().astype(np.float64) for v in algo.meta_variables])
+
+    def run(variants: list[Variant]) -> dict:
+        out = extra(variants) if extra is not None else {}
+        reference_policy = MetaGaussianMLPPolicy(
+            variants[0].policy.meta_batch_size, *dims, hidden_sizes=HIDDEN, dtype=tf.float64
+        )
+        reference_policy.set_param_values({k: v.astype(np.float64) for k, v in variants[0].initial.items()})
+        reference = make_algo(reference_policy, "exact")
+        start = flat(reference)
+        reference.optimize_policy(samples, log=False)
+        reference_step = flat(reference) - start
+        for v in variants:
+            v.reset()
+            v.algo.optimize_policy(samples, log=False)
+            error = np.max(np.abs(flat(v.algo) - start - reference_step)) / np.max(np.abs(reference_step))
+            out[f"step_error_vs_float64_{v.name}"] = float(error)
+        print("  step error vs float64 'exact': " + ", ".join(
+            f"{v.name} {out[f'step_error_vs_float64_{v.name}']:.1e}" for v in variants), flush=True)
+        return out
+
+    return run
+
+
+def main_metastep(args: argparse.Namespace) -> None:
+    """``--compare metastep``: TRPO-MAML steps with ``hvp_approach`` 'exact' (old) vs
+    'gauss_newton' (new), XLA on (TRPO-MAML's default), on the W0 and W1 workloads."""
+    repeats = args.repeats or (2 if args.quick else 5)
+    machine = machine_info(tensorflow=tf.__version__, numpy=np.__version__)
+    machine["load_average_start"] = [round(x, 2) for x in os.getloadavg()]
+    selected = [c for c in args.only.split(",") if c] or list(WORKLOADS)
+    rows = []
+    for workload in selected:
+        n, rollouts, horizon, obs_dim, act_dim = WORKLOADS[workload]
+        if args.quick:
+            n, rollouts, horizon = 4, 3, 20
+        samples = make_samples(n, rollouts, horizon, 1, obs_dim=obs_dim, act_dim=act_dim)
+
+        def make_algo(policy, approach, n=n):
+            return TRPOMAML(policy, 0.1, n, 1, inner_type="log_likelihood", cg_iters=10,
+                            hvp_approach=approach)
+
+        row = bench_pair(
+            f"{workload} TRPO-MAML `optimize_policy` (10 CG iterations, K=1)", make_algo,
+            lambda a, v, samples=samples: optimize(a, samples), n, repeats,
+            step_accuracy(samples, make_algo, (obs_dim, act_dim), hvp_timing(samples, repeats)),
+            pair=METASTEP_PAIR, dims=(obs_dim, act_dim),
+        )
+        row.update(workload=workload, shape=[n, rollouts, horizon, obs_dim, act_dim])
+        rows.append(row)
+    machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    result = {"config": {"repeats": repeats, "quick": args.quick, "hidden_sizes": list(HIDDEN)},
+              "machine": machine, "rows": rows}
+    stem = "algo_steps_metastep_quick" if args.quick else "algo_steps_metastep"
+    write_results(args.output_dir, stem, result, write_metastep_markdown)
+
+
+def write_metastep_markdown(path: Path, result: dict) -> None:
+    m = result["machine"]
+    lines = [
+        "# TRPO-MAML meta-step: exact vs Gauss-Newton Hessian-vector products (issue 7)",
+        "",
+        "`python benchmarks/algo_benchmark.py --compare metastep`. Synthetic data (tasks x "
+        f"rollouts x H, obs / act dims), {tuple(HIDDEN)} tanh policy, float32, XLA on. Old: "
+        "`hvp_approach='exact'` (double backprop); new: `'gauss_newton'` (the default). Median "
+        f"of {result['config']['repeats']} calls after a first (tracing / compiling) call, "
+        "old and new interleaved in one process; `old/new` > 1 means the new path is faster.",
+        "",
+        "| step | shape | old (s) | new (s) | old/new | median pair old/new | first call old / new (s) "
+        "| param diff / step | step error old / new | one HVP old (s) | one HVP new (s) "
+        "| HVP rel. diff |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in result["rows"]:
+        lines.append(
+            f"| {row['step']} | {' x '.join(map(str, row['shape'][:3]))}, {row['shape'][3]} / "
+            f"{row['shape'][4]} | {row['old_seconds']:.3f} | {row['new_seconds']:.3f} | "
+            f"{row['speedup_old_over_new']:.2f} | {row['median_pair_speedup']:.2f} | "
+            f"{row['old_first_call_seconds']:.1f} / {row['new_first_call_seconds']:.1f} | "
+            f"{row['param_difference_over_step']:.1e} | {row['step_error_vs_float64_old']:.1e} / "
+            f"{row['step_error_vs_float64_new']:.1e} | {row['hvp_old_seconds']:.3f} | "
+            f"{row['hvp_new_seconds']:.3f} | {row['hvp_max_relative_difference']:.1e} |"
+        )
+    lines += [
+        "",
+        "`param diff / step`: ``max |theta_old - theta_new| / max |theta_old - theta_0|`` after "
+        "the first call (float32 rounding through 10 CG iterations). `step error`: "
+        "``max |step - step64| / max |step64|`` against the `'exact'` step in float64 from the "
+        "same start. `one HVP`: a standalone "
+        "`optimizer.hvp` call, which records the forward pass and inner step afresh; inside "
+        "`optimize_policy` every product reuses one recording.",
+        "",
+        f"Machine: {m['cpu_model']}, {m['usable_cores']} usable cores, load average "
+        f"{m['load_average_start']} at the start and {m['load_average_end']} at the end "
+        f"(1, 5, 15 min; the machine was shared); Python {m['python']}, TensorFlow "
+        f"{m['tensorflow']}, numpy {m['numpy']}; {m['date']}.",
+        "",
+    ]
+    path.write_text("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -521,3 +521,75 @@ def test_first_order_validation():
         opt.optimize({"a": tf.ones((2, 1)), "b": tf.ones((3, 1))})
     with pytest.raises(ValueError, match="max_epochs"):
         MAMLFirstOrderOptimizer(max_epochs=0)
+
+
+# -------------------------------------------------------------------- Gauss-Newton products
+def _gauss_newton_problem(dtype=tf.float64):
+    """:func:`_meta_problem`'s inner step, with the constraint a function of the adapted outputs."""
+    variables, inputs, loss_fn, _ = _meta_problem(dtype)
+
+    def forward(params, x):
+        return tf.tanh(tf.einsum("tni,ij->tnj", x, params[0]) + params[1])
+
+    def outputs_fn(inp):
+        with tf.GradientTape() as tape:
+            tape.watch(variables)
+            inner = tf.reduce_mean(tf.math.softplus(forward(variables, inp["x"]) * inp["y"]))
+        grads = tape.gradient(inner, variables)
+        return {"out": forward([v - 0.1 * g for v, g in zip(variables, grads)], inp["x"])}
+
+    def constraint_of_outputs(outputs, inp):
+        return tf.reduce_mean(tf.exp(0.5 * outputs["out"]) * inp["y"] ** 2)
+
+    def constraint_fn(inp):
+        return constraint_of_outputs(outputs_fn(inp), inp)
+
+    return variables, inputs, loss_fn, constraint_fn, outputs_fn, constraint_of_outputs
+
+
+def test_gauss_newton_hvp_is_jacobian_transpose_output_hessian_jacobian():
+    """Away from the constraint's minimum: J^T H_out J v with explicit Jacobian and Hessian."""
+    variables, inputs, loss_fn, constraint_fn, outputs_fn, of_outputs = _gauss_newton_problem()
+    opt = ConjugateGradientOptimizer(hvp_approach="gauss_newton")
+    opt.build(variables, loss_fn, constraint_fn, max_constraint_value=0.01,
+              constraint_outputs_fn=outputs_fn, constraint_of_outputs_fn=of_outputs)
+    vector = np.random.default_rng(2).normal(size=sum(int(np.prod(v.shape)) for v in variables))
+    with tf.GradientTape(persistent=True) as tape:
+        out = tf.reshape(outputs_fn(inputs)["out"], [-1])
+    jacobian = np.concatenate(
+        [tf.reshape(j, [out.shape[0], -1]).numpy() for j in tape.jacobian(out, variables)], axis=1
+    )
+    leaf = tf.Variable(out)
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            c = of_outputs({"out": tf.reshape(leaf, [4, 5, 2])}, inputs)
+        g = inner.gradient(c, leaf)
+    output_hessian = outer.jacobian(g, leaf).numpy()
+    expected = jacobian.T @ output_hessian @ jacobian @ vector
+    np.testing.assert_allclose(opt.hvp(inputs, vector).numpy(), expected, rtol=1e-10, atol=1e-14)
+    # ... which is not the exact Hessian here (the output gradient is not 0)
+    exact = _reference_hvp(variables, constraint_fn, inputs, vector)
+    assert np.linalg.norm(exact - expected) > 1e-3 * np.linalg.norm(exact)
+
+
+def test_gauss_newton_needs_the_constraint_as_a_function_of_outputs():
+    variables, inputs, loss_fn, constraint_fn, _, _ = _gauss_newton_problem()
+    opt = ConjugateGradientOptimizer(hvp_approach="gauss_newton")
+    with pytest.raises(ValueError, match="constraint_outputs_fn"):
+        opt.build(variables, loss_fn, constraint_fn, max_constraint_value=0.01)
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_gauss_newton_step_matches_step_by_step_reference(jit_compile):
+    """The compiled step with cached Gauss-Newton products against ``opt.hvp`` called per product."""
+    variables, inputs, loss_fn, constraint_fn, outputs_fn, of_outputs = _gauss_newton_problem()
+    theta0 = flatten_tensors(variables).numpy()
+    opt = ConjugateGradientOptimizer(cg_iters=8, hvp_approach="gauss_newton", jit_compile=jit_compile)
+    opt.build(variables, loss_fn, constraint_fn, max_constraint_value=3.0,
+              constraint_outputs_fn=outputs_fn, constraint_of_outputs_fn=of_outputs)
+    expected, expected_n = _reference_trpo_step(opt, variables, loss_fn, constraint_fn, inputs)
+    for var, value in zip(variables, unflatten_tensors(tf.constant(theta0), [v.shape for v in variables])):
+        var.assign(value)
+    stats = opt.optimize(inputs)
+    assert stats["NumBacktracks"] == expected_n
+    np.testing.assert_allclose(flatten_tensors(variables).numpy(), expected, rtol=1e-9, atol=1e-9)
