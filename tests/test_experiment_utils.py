@@ -389,3 +389,23 @@ def test_exploration_type_flag_reaches_the_algorithm(scripts, name):
     policy = MetaGaussianMLPPolicy(2, 2, 2, hidden_sizes=(4,), seed=0, dtype=tf.float64)
     with pytest.raises(ValueError, match="exploration_type must be one of"):
         scripts[name].make_algo(config, policy)
+
+
+def test_algorithm_from_config_passes_the_fields_named_like_constructor_arguments():
+    from meta_policy_search.experiment.algorithms import algorithm_from_config
+
+    class Algo:
+        def __init__(self, policy, inner_lr=0.5, clip_eps=0.1, cg_iters=10, max_path_length=1):
+            self.args = dict(policy=policy, inner_lr=inner_lr, clip_eps=clip_eps,
+                             cg_iters=cg_iters, max_path_length=max_path_length)
+
+    @dataclasses.dataclass(frozen=True)
+    class Config:
+        inner_lr: float = 0.05
+        clip_eps: float = 0.3
+        max_path_length: int | None = None
+        seed: int = 4  # not a constructor argument: not passed
+
+    algo = algorithm_from_config(Algo, Config(), "the policy", max_path_length=200)
+    assert algo.args == dict(policy="the policy", inner_lr=0.05, clip_eps=0.3, cg_iters=10,
+                             max_path_length=200)

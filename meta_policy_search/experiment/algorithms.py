@@ -16,6 +16,7 @@ fields.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Any
 
 from meta_policy_search.experiment.configs import (
@@ -102,66 +103,42 @@ class VPGDiceRunConfig(DiceMAMLConfig):
 
 
 # ---------------------------------------------------------------------------- builders
+def algorithm_from_config(algorithm_class: type, config: Any, policy: Any, **overrides: Any) -> Any:
+    """``algorithm_class(policy, ...)`` with every constructor argument that has a config field of
+    the same name set to that field's value; ``overrides`` win.
+
+    Config fields and constructor arguments share their names (``inner_lr``, ``clip_eps``,
+    ``step_size``, ...), so a new constructor argument reaches the run scripts by adding the
+    config field, with no builder to edit.
+    """
+    fields = {field.name for field in dataclasses.fields(config)}
+    arguments = {
+        name: getattr(config, name)
+        for name in inspect.signature(algorithm_class).parameters
+        if name in fields and name != "policy"
+    }
+    return algorithm_class(policy=policy, **{**arguments, **overrides})
+
+
 def make_promp(config: ProMPConfig, policy: Any) -> Any:
     """The ProMP meta-algorithm for ``policy``."""
     from meta_policy_search.meta_algos import ProMP
 
-    return ProMP(
-        policy=policy,
-        inner_lr=config.inner_lr,
-        meta_batch_size=config.meta_batch_size,
-        num_inner_grad_steps=config.num_inner_grad_steps,
-        learning_rate=config.learning_rate,
-        num_ppo_steps=config.num_ppo_steps,
-        num_minibatches=config.num_minibatches,
-        clip_eps=config.clip_eps,
-        target_inner_step=config.target_inner_step,
-        init_inner_kl_penalty=config.init_inner_kl_penalty,
-        adaptive_inner_kl_penalty=config.adaptive_inner_kl_penalty,
-        anneal_factor=config.anneal_factor,
-        trainable_inner_step_size=config.trainable_inner_step_size,
-        first_order=config.first_order,
-        jit_compile=config.jit_compile,
-    )
+    return algorithm_from_config(ProMP, config, policy)
 
 
 def make_ppo_maml(config: PPOMAMLConfig, policy: Any) -> Any:
     """The PPO-MAML meta-algorithm for ``policy``."""
     from meta_policy_search.meta_algos import PPOMAML
 
-    return PPOMAML(
-        policy=policy,
-        inner_lr=config.inner_lr,
-        meta_batch_size=config.meta_batch_size,
-        num_inner_grad_steps=config.num_inner_grad_steps,
-        learning_rate=config.learning_rate,
-        num_ppo_steps=config.num_ppo_steps,
-        num_minibatches=config.num_minibatches,
-        clip_eps=config.clip_eps,
-        inner_type=config.inner_type,
-        trainable_inner_step_size=config.trainable_inner_step_size,
-        first_order=config.first_order,
-        jit_compile=config.jit_compile,
-    )
+    return algorithm_from_config(PPOMAML, config, policy)
 
 
 def make_trpo_maml(config: TRPOMAMLConfig, policy: Any) -> Any:
-    """The TRPO-MAML meta-algorithm for ``policy`` (E-MAML when ``config.exploration``)."""
+    """The TRPO-MAML meta-algorithm for ``policy`` (E-MAML-TRPO when ``config.exploration``)."""
     from meta_policy_search.meta_algos import TRPOMAML
 
-    return TRPOMAML(
-        policy=policy,
-        inner_lr=config.inner_lr,
-        meta_batch_size=config.meta_batch_size,
-        num_inner_grad_steps=config.num_inner_grad_steps,
-        step_size=config.step_size,
-        inner_type=config.inner_type,
-        exploration=config.exploration,
-        exploration_type=config.exploration_type,
-        trainable_inner_step_size=config.trainable_inner_step_size,
-        first_order=config.first_order,
-        jit_compile=config.jit_compile,
-    )
+    return algorithm_from_config(TRPOMAML, config, policy)
 
 
 def make_trpo_maml_sample_processor(config: TRPOMAMLConfig) -> Any:
@@ -175,35 +152,15 @@ def make_vpg_maml(config: VPGMAMLConfig, policy: Any) -> Any:
     """The VPG-MAML meta-algorithm for ``policy`` (E-MAML when ``config.exploration``)."""
     from meta_policy_search.meta_algos import VPGMAML
 
-    return VPGMAML(
-        policy=policy,
-        inner_lr=config.inner_lr,
-        meta_batch_size=config.meta_batch_size,
-        num_inner_grad_steps=config.num_inner_grad_steps,
-        learning_rate=config.learning_rate,
-        inner_type=config.inner_type,
-        exploration=config.exploration,
-        exploration_type=config.exploration_type,
-        trainable_inner_step_size=config.trainable_inner_step_size,
-        first_order=config.first_order,
-        jit_compile=config.jit_compile,
-    )
+    return algorithm_from_config(VPGMAML, config, policy)
 
 
 def make_dice_maml(config: DiceMAMLConfig, policy: Any) -> Any:
     """The DiCE-MAML meta-algorithm for ``policy``."""
     from meta_policy_search.meta_algos import DICEMAML
 
-    return DICEMAML(
-        policy=policy,
-        inner_lr=config.inner_lr,
-        meta_batch_size=config.meta_batch_size,
-        max_path_length=resolved_horizon(config),
-        num_inner_grad_steps=config.num_inner_grad_steps,
-        learning_rate=config.learning_rate,
-        trainable_inner_step_size=config.trainable_inner_step_size,
-        first_order=config.first_order,
-        jit_compile=config.jit_compile,
+    return algorithm_from_config(
+        DICEMAML, config, policy, max_path_length=resolved_horizon(config)
     )
 
 
@@ -211,14 +168,6 @@ def make_vpg_dice(config: DiceMAMLConfig, policy: Any) -> Any:
     """The VPG-DiCE meta-algorithm for ``policy``."""
     from meta_policy_search.meta_algos import VPG_DICEMAML
 
-    return VPG_DICEMAML(
-        policy=policy,
-        inner_lr=config.inner_lr,
-        meta_batch_size=config.meta_batch_size,
-        max_path_length=resolved_horizon(config),
-        num_inner_grad_steps=config.num_inner_grad_steps,
-        learning_rate=config.learning_rate,
-        trainable_inner_step_size=config.trainable_inner_step_size,
-        first_order=config.first_order,
-        jit_compile=config.jit_compile,
+    return algorithm_from_config(
+        VPG_DICEMAML, config, policy, max_path_length=resolved_horizon(config)
     )
