@@ -19,7 +19,6 @@ import numpy as np
 from meta_policy_search.envs.batched.base import BatchedMetaEnv, BatchedStep, check_num_tasks
 from meta_policy_search.envs.point_envs.base import CORNERS, PointEnvBase
 from meta_policy_search.envs.point_envs.corner_envs import MetaPointEnvCorner, MetaPointEnvMomentum
-from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
 from meta_policy_search.envs.point_envs.walls_env import _INSIDE, GAP_HALF_WIDTH, WALL_RADII
 from meta_policy_search.types import Task
 
@@ -54,9 +53,7 @@ class BatchedPointEnv(BatchedMetaEnv):
         self.action_bound = float(env.action_bound)
         self.state = np.zeros((num_envs, 2))
         self.goal = np.zeros((num_envs, 2))
-        self.goal_tolerance: float | None = (
-            env.goal_tolerance if isinstance(env, PointEnvRandGoal) else None
-        )
+        self.goal_tolerance = env.goal_tolerance
         self._read_task(slice(None))
 
     # ------------------------------------------------------------------ hooks

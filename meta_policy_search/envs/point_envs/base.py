@@ -102,6 +102,9 @@ class PointEnvBase(MetaEnv):
     policy's box onto it."""
     obs_dim: int = 2
     """Size of the observation vector."""
+    goal_tolerance: float | None = None
+    """An episode ends once the point is within this distance of the goal on both axes
+    (``terminated=True``); ``None``: never early."""
 
     def __init__(self) -> None:
         super().__init__()
