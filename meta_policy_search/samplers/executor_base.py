@@ -153,6 +153,14 @@ def collect_paths(
     return paths, exec_times
 
 
+def split_worker_results(
+    results: Sequence[tuple[PathBatch, ExecTimes]],
+) -> tuple[list[PathBatch], ExecTimes]:
+    """The workers' :func:`collect_paths` results as their path batches (in worker order) and
+    their summed policy and env times."""
+    return [paths for paths, _ in results], sum((times for _, times in results), ExecTimes())
+
+
 def process_info() -> dict[str, Any]:
     """Diagnostics of this (worker) process.
 

@@ -42,6 +42,7 @@ from meta_policy_search.samplers.executor_base import (
     process_info,
     set_env_tasks,
     split_task_blocks,
+    split_worker_results,
 )
 from meta_policy_search.samplers.rollout import ExecTimes, concatenate_paths
 from meta_policy_search.types import PathBatch, Task
@@ -349,9 +350,8 @@ class MetaParallelEnvExecutor(ExecutorBase):
                 for start, stop in self.task_blocks
             ]
         )
-        results = self._gather()
-        self.last_exec_times = sum((times for _, times in results), ExecTimes())
-        return concatenate_paths([paths for paths, _ in results])
+        batches, self.last_exec_times = split_worker_results(self._gather())
+        return concatenate_paths(batches)
 
     def worker_info(self) -> list[dict[str, Any]]:
         """Diagnostics of each worker.

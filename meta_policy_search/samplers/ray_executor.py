@@ -37,6 +37,7 @@ from meta_policy_search.samplers.executor_base import (
     process_info,
     set_env_tasks,
     split_task_blocks,
+    split_worker_results,
 )
 from meta_policy_search.samplers.rollout import ExecTimes, concatenate_paths
 from meta_policy_search.types import PathBatch, Task
@@ -326,11 +327,12 @@ class MetaRayEnvExecutor(ExecutorBase):
                                  phase, sampling_mode)
             for actor, (start, stop) in zip(self._actors, self.task_blocks)
         ]
-        results = self._gather(refs, "collect", self.timeout)
-        self.last_exec_times = sum((times for _, times in results), ExecTimes())
-        paths = concatenate_paths([batch for batch, _ in results])
+        batches, self.last_exec_times = split_worker_results(
+            self._gather(refs, "collect", self.timeout)
+        )
+        paths = concatenate_paths(batches)
         # One actor: concatenate_paths returns its (read-only, object-store backed) arrays.
-        return _writable(paths) if len(results) == 1 else paths
+        return _writable(paths) if len(batches) == 1 else paths
 
     def worker_info(self) -> list[dict[str, Any]]:
         """Diagnostics of each actor.
