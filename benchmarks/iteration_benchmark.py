@@ -49,16 +49,12 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "experiments"))
 
 from benchmarks.algo_benchmark import tracing_counts  # noqa: E402
 from benchmarks.machine_info import machine_info, write_results  # noqa: E402
 
-ALGOS = {
-    # name: (run script module, algo name of run_experiment / paper_configs.json)
-    "promp": ("promp_run_mujoco", "promp"),
-    "trpo_maml": ("trpo_maml_run_mujoco", "trpo_maml"),
-}
+ALGOS = ("promp", "trpo_maml")
+"""Registry names (:mod:`meta_policy_search.experiment.registry`) of the benchmarked algorithms."""
 WORKLOADS = {
     "W0": ["--env", "PointEnvRandGoal", "--meta_batch_size", "20", "--rollouts_per_meta_task",
            "20", "--max_path_length", "100", "--num_inner_grad_steps", "1", "--hidden_sizes",
@@ -78,26 +74,24 @@ TIME_KEYS = {"sampling": "Time-Sampling", "processing": "Time-SampleProc",
 # ------------------------------------------------------------------------------ building
 def build_trainer(algo_key: str, flags: list[str], seed: int = 1) -> Any:
     """A Trainer built as ``run_experiment`` builds it (no logger outputs, no checkpoints)."""
-    import importlib
-
     import tensorflow as tf
 
     from meta_policy_search.experiment import runner as experiment
+    from meta_policy_search.experiment.registry import get_algorithm
     from meta_policy_search.meta_trainer import Trainer
 
-    script_name, algo_name = ALGOS[algo_key]
-    script = importlib.import_module(script_name)
-    config, _ = experiment.parse_config(script.Config, flags + ["--seed", str(seed)], algo_name)
-    config = experiment.resolve_config(config, algo_name)
+    algorithm = get_algorithm(algo_key)
+    config, _ = experiment.parse_config(
+        algorithm.config_cls, flags + ["--seed", str(seed)], algorithm.run_name)
+    config = experiment.resolve_config(config, algorithm.run_name)
     seeds = experiment.derive_seeds(config.seed)
     tf.random.set_seed(seeds["tf"])
     env = experiment.build_env(config)
     policy = experiment.build_policy(config, env, seeds["policy"])
     sampler = experiment.build_sampler(config, env, policy, seeds["sampler"])
-    make_processor = getattr(script, "make_sample_processor", experiment.build_sample_processor)
     trainer = Trainer(
-        algo=script.make_algo(config, policy), env=env, sampler=sampler,
-        sample_processor=make_processor(config), policy=policy, n_itr=1 << 30,
+        algo=algorithm.make_algo(config, policy), env=env, sampler=sampler,
+        sample_processor=algorithm.make_sample_processor(config), policy=policy, n_itr=1 << 30,
         num_inner_grad_steps=config.num_inner_grad_steps, checkpoint_dir=None,
     )
     return trainer, config
