@@ -26,14 +26,11 @@ post-update batches), and ``agent_infos`` hold that policy's mean and log-std; a
 rewards and DiCE's adjusted rewards are standard normal. About 5% of the rollouts end early
 (padded steps, ``mask = 0``).
 
-``--compare metastep`` instead times TRPO-MAML's step with ``hvp_approach='exact'`` (old) vs
-``'gauss_newton'`` (new, the default) on the W0 and W1 workload sizes (:data:`WORKLOADS`).
-
 Writes ``benchmarks/results/algo_steps.json`` and ``algo_steps.md`` (``--quick`` writes
-``algo_steps_quick.*``; ``--compare metastep`` writes ``algo_steps_metastep.*``). Usage::
+``algo_steps_quick.*``). ``metastep_benchmark.py`` and ``metastep_profile.py`` reuse its data and
+timing helpers. Usage::
 
     python benchmarks/algo_benchmark.py [--quick] [--repeats 3] [--only promp,trpo]
-    python benchmarks/algo_benchmark.py --compare metastep [--only W0,W1]   # issue 7
 """
 
 from __future__ import annotations
@@ -126,7 +123,7 @@ class Variant:
     """One algorithm instance (e.g. jit off or on) with its own policy and a reset to the start.
 
     ``key`` is what ``make_algo`` receives besides the policy (``jit_compile``, or the
-    ``hvp_approach`` with ``--compare metastep``); ``name`` labels the variant's results.
+    ``hvp_approach`` in ``metastep_benchmark.py``); ``name`` labels the variant's results.
     """
 
     def __init__(self, make_algo: Callable[[MetaGaussianMLPPolicy, object], MAMLAlgo],
@@ -172,8 +169,6 @@ def step_relative_difference(
 
 JIT_PAIR = ((False, "off"), (True, "on"))
 """The default comparison: ``make_algo(policy, jit_compile)``, result keys ``off_*``, ``on_*``."""
-METASTEP_PAIR = (("exact", "old"), ("gauss_newton", "new"))
-"""``--compare metastep``: TRPO-MAML's ``hvp_approach`` (issue 7), keys ``old_*``, ``new_*``."""
 
 
 def bench_pair(
@@ -374,13 +369,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated subset: adapt,promp,promp2,"
                         "trpo,trpo_fwd,vpg,dice")
     parser.add_argument("--output_dir", type=Path, default=REPO / "benchmarks" / "results")
-    parser.add_argument("--compare", choices=("jit", "metastep"), default="jit",
-                        help="jit: XLA off vs on (algo_steps.*); metastep: TRPO-MAML's exact vs "
-                        "Gauss-Newton HVPs on W0 and W1 (algo_steps_metastep.*)")
     args = parser.parse_args()
-    if args.compare == "metastep":
-        main_metastep(args)
-        return
     if args.quick:
         meta_batch_size, rollouts, horizon, repeats = 4, 3, 20, args.repeats or 2
     else:
@@ -438,115 +427,6 @@ def main() -> None:
         "to_tensors_seconds": conversion,
     }
     write_results(args.output_dir, "algo_steps_quick" if args.quick else "algo_steps", result, write_markdown)
-
-
-def step_accuracy(samples: list[SampleBatch], make_algo, dims: tuple[int, int], extra=None):
-    """Each variant's float32 step against the ``'exact'`` step in float64 from the same start.
-
-    ``max |step - step64| / max |step64|`` over the meta-parameters: shows whether the new path
-    adds error beyond float32's own (10 CG iterations amplify rounding).
-    """
-
-    def flat(algo: MAMLAlgo) -> np.ndarray:
-        return np.concatenate([v.numpy().ravel().astype(np.float64) for v in algo.meta_variables])
-
-    def run(variants: list[Variant]) -> dict:
-        out = extra(variants) if extra is not None else {}
-        reference_policy = MetaGaussianMLPPolicy(
-            variants[0].policy.meta_batch_size, *dims, hidden_sizes=HIDDEN, dtype=tf.float64
-        )
-        reference_policy.set_param_values({k: v.astype(np.float64) for k, v in variants[0].initial.items()})
-        reference = make_algo(reference_policy, "exact")
-        start = flat(reference)
-        reference.optimize_policy(samples, log=False)
-        reference_step = flat(reference) - start
-        for v in variants:
-            v.reset()
-            v.algo.optimize_policy(samples, log=False)
-            error = np.max(np.abs(flat(v.algo) - start - reference_step)) / np.max(np.abs(reference_step))
-            out[f"step_error_vs_float64_{v.name}"] = float(error)
-        print("  step error vs float64 'exact': " + ", ".join(
-            f"{v.name} {out[f'step_error_vs_float64_{v.name}']:.1e}" for v in variants), flush=True)
-        return out
-
-    return run
-
-
-def main_metastep(args: argparse.Namespace) -> None:
-    """``--compare metastep``: TRPO-MAML steps with ``hvp_approach`` 'exact' (old) vs
-    'gauss_newton' (new), XLA on (TRPO-MAML's default), on the W0 and W1 workloads."""
-    repeats = args.repeats or (2 if args.quick else 5)
-    machine = machine_info(tensorflow=tf.__version__, numpy=np.__version__)
-    machine["load_average_start"] = [round(x, 2) for x in os.getloadavg()]
-    selected = [c for c in args.only.split(",") if c] or list(WORKLOADS)
-    rows = []
-    for workload in selected:
-        n, rollouts, horizon, obs_dim, act_dim = WORKLOADS[workload]
-        if args.quick:
-            n, rollouts, horizon = 4, 3, 20
-        samples = make_samples(n, rollouts, horizon, 1, obs_dim=obs_dim, act_dim=act_dim)
-
-        def make_algo(policy, approach, n=n):
-            return TRPOMAML(policy, 0.1, n, 1, inner_type="log_likelihood", cg_iters=10,
-                            hvp_approach=approach)
-
-        row = bench_pair(
-            f"{workload} TRPO-MAML `optimize_policy` (10 CG iterations, K=1)", make_algo,
-            lambda a, v, samples=samples: optimize(a, samples), n, repeats,
-            step_accuracy(samples, make_algo, (obs_dim, act_dim), hvp_timing(samples, repeats)),
-            pair=METASTEP_PAIR, dims=(obs_dim, act_dim),
-        )
-        row.update(workload=workload, shape=[n, rollouts, horizon, obs_dim, act_dim])
-        rows.append(row)
-    machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
-    result = {"config": {"repeats": repeats, "quick": args.quick, "hidden_sizes": list(HIDDEN)},
-              "machine": machine, "rows": rows}
-    stem = "algo_steps_metastep_quick" if args.quick else "algo_steps_metastep"
-    write_results(args.output_dir, stem, result, write_metastep_markdown)
-
-
-def write_metastep_markdown(path: Path, result: dict) -> None:
-    m = result["machine"]
-    lines = [
-        "# TRPO-MAML meta-step: exact vs Gauss-Newton Hessian-vector products (issue 7)",
-        "",
-        "`python benchmarks/algo_benchmark.py --compare metastep`. Synthetic data (tasks x "
-        f"rollouts x H, obs / act dims), {tuple(HIDDEN)} tanh policy, float32, XLA on. Old: "
-        "`hvp_approach='exact'` (double backprop); new: `'gauss_newton'` (the default). Median "
-        f"of {result['config']['repeats']} calls after a first (tracing / compiling) call, "
-        "old and new interleaved in one process; `old/new` > 1 means the new path is faster.",
-        "",
-        "| step | shape | old (s) | new (s) | old/new | median pair old/new | first call old / new (s) "
-        "| param diff / step | step error old / new | one HVP old (s) | one HVP new (s) "
-        "| HVP rel. diff |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for row in result["rows"]:
-        lines.append(
-            f"| {row['step']} | {' x '.join(map(str, row['shape'][:3]))}, {row['shape'][3]} / "
-            f"{row['shape'][4]} | {row['old_seconds']:.3f} | {row['new_seconds']:.3f} | "
-            f"{row['speedup_old_over_new']:.2f} | {row['median_pair_speedup']:.2f} | "
-            f"{row['old_first_call_seconds']:.1f} / {row['new_first_call_seconds']:.1f} | "
-            f"{row['param_difference_over_step']:.1e} | {row['step_error_vs_float64_old']:.1e} / "
-            f"{row['step_error_vs_float64_new']:.1e} | {row['hvp_old_seconds']:.3f} | "
-            f"{row['hvp_new_seconds']:.3f} | {row['hvp_max_relative_difference']:.1e} |"
-        )
-    lines += [
-        "",
-        "`param diff / step`: ``max |theta_old - theta_new| / max |theta_old - theta_0|`` after "
-        "the first call (float32 rounding through 10 CG iterations). `step error`: "
-        "``max |step - step64| / max |step64|`` against the `'exact'` step in float64 from the "
-        "same start. `one HVP`: a standalone "
-        "`optimizer.hvp` call, which records the forward pass and inner step afresh; inside "
-        "`optimize_policy` every product reuses one recording.",
-        "",
-        f"Machine: {m['cpu_model']}, {m['usable_cores']} usable cores, load average "
-        f"{m['load_average_start']} at the start and {m['load_average_end']} at the end "
-        f"(1, 5, 15 min; the machine was shared); Python {m['python']}, TensorFlow "
-        f"{m['tensorflow']}, numpy {m['numpy']}; {m['date']}.",
-        "",
-    ]
-    path.write_text("\n".join(lines))
 
 
 if __name__ == "__main__":
