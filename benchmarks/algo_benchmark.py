@@ -51,7 +51,7 @@ import tensorflow as tf
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.machine_info import machine_info, write_results  # noqa: E402
+from benchmarks.machine_info import describe_machine, machine_info, write_results  # noqa: E402
 from meta_policy_search.meta_algos import DICEMAML, TRPOMAML, VPGMAML, MAMLAlgo, ProMP  # noqa: E402
 from meta_policy_search.policies import MetaGaussianMLPPolicy  # noqa: E402
 from meta_policy_search.types import SampleBatch  # noqa: E402
@@ -348,10 +348,7 @@ def write_markdown(path: Path, result: dict) -> None:
         f"{'yes' if not retraced else 'no: ' + ', '.join(retraced)}.",
         f"`to_tensors` of one batch: {1e3 * result['to_tensors_seconds']:.1f} ms.",
         "",
-        f"Machine: {m['cpu_model']}, {m['usable_cores']} usable cores, load average "
-        f"{m['load_average_start']} at the start and {m['load_average_end']} at the end "
-        f"(1, 5, 15 min); Python {m['python']}, TensorFlow {m['tensorflow']}, numpy "
-        f"{m['numpy']}; {m['date']}.",
+        describe_machine(m),
         "",
     ]
     path.write_text("\n".join(lines))

@@ -51,7 +51,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.algo_benchmark import tracing_counts  # noqa: E402
-from benchmarks.machine_info import machine_info, write_results  # noqa: E402
+from benchmarks.machine_info import describe_machine, machine_info, write_results  # noqa: E402
 
 ALGOS = ("promp", "trpo_maml")
 """Registry names (:mod:`meta_policy_search.experiment.registry`) of the benchmarked algorithms."""
@@ -196,10 +196,7 @@ def write_markdown(path: Path, result: dict) -> None:
                       f"{r['episode_axis_sizes']}."]
     lines += [
         "",
-        f"Machine: {m['cpu_model']}, {m['usable_cores']} usable cores, load average "
-        f"{m['load_average_start']} at the start and {m['load_average_end']} at the end "
-        f"(1, 5, 15 min); Python {m['python']}, TensorFlow {m['tensorflow']}, numpy "
-        f"{m['numpy']}, MuJoCo {m['mujoco']}; {m['date']}.",
+        describe_machine(m),
         "",
     ]
     path.write_text("\n".join(lines))

@@ -48,3 +48,24 @@ def write_results(
     (output_dir / f"{stem}.json").write_text(json.dumps(result, indent=2, default=float) + "\n")
     write_markdown(output_dir / f"{stem}.md", result)
     print(f"wrote {output_dir / stem}.json and .md")
+
+
+VERSION_LABELS = {"tensorflow": "TensorFlow", "numpy": "numpy", "mujoco": "MuJoCo",
+                  "gymnasium": "gymnasium"}
+"""Package keys of :func:`machine_info` shown by :func:`describe_machine`, in this order."""
+
+
+def describe_machine(machine: dict, note: str = "") -> str:
+    """The results files' closing line: CPU, cores, load average at the start and end, versions.
+
+    Args:
+        machine: :func:`machine_info`'s dict with ``load_average_start`` and ``load_average_end``
+            added by the benchmark.
+        note: added after the load averages' unit (e.g. ``'; the machine was shared'``).
+    """
+    versions = ", ".join(f"{label} {machine[key]}" for key, label in VERSION_LABELS.items()
+                         if key in machine)
+    return (f"Machine: {machine['cpu_model']}, {machine['usable_cores']} usable cores, load "
+            f"average {machine['load_average_start']} at the start and "
+            f"{machine['load_average_end']} at the end (1, 5, 15 min{note}); Python "
+            f"{machine['python']}, {versions}; {machine['date']}.")

@@ -36,7 +36,7 @@ from benchmarks.algo_benchmark import (  # noqa: E402
     make_samples,
     optimize,
 )
-from benchmarks.machine_info import machine_info, write_results  # noqa: E402
+from benchmarks.machine_info import describe_machine, machine_info, write_results  # noqa: E402
 from meta_policy_search.meta_algos import TRPOMAML, MAMLAlgo  # noqa: E402
 from meta_policy_search.policies import MetaGaussianMLPPolicy  # noqa: E402
 from meta_policy_search.types import SampleBatch  # noqa: E402
@@ -145,10 +145,7 @@ def write_metastep_markdown(path: Path, result: dict) -> None:
         "`optimizer.hvp` call, which records the forward pass and inner step afresh; inside "
         "`optimize_policy` every product reuses one recording.",
         "",
-        f"Machine: {m['cpu_model']}, {m['usable_cores']} usable cores, load average "
-        f"{m['load_average_start']} at the start and {m['load_average_end']} at the end "
-        f"(1, 5, 15 min; the machine was shared); Python {m['python']}, TensorFlow "
-        f"{m['tensorflow']}, numpy {m['numpy']}; {m['date']}.",
+        describe_machine(m, "; the machine was shared"),
         "",
     ]
     path.write_text("\n".join(lines))

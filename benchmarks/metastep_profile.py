@@ -50,7 +50,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.algo_benchmark import WORKLOADS, make_policy, make_samples  # noqa: E402
-from benchmarks.machine_info import machine_info, write_results  # noqa: E402
+from benchmarks.machine_info import describe_machine, machine_info, write_results  # noqa: E402
 from meta_policy_search.meta_algos import TRPOMAML, ProMP  # noqa: E402
 
 GOALS = {"W0": {"trpo_step": 0.4}, "W1": {"promp_outer": 0.5, "trpo_step": 1.5}}
@@ -209,10 +209,7 @@ def write_markdown(path: Path, result: dict) -> None:
         "products of the linear fits (`num_ppo_steps` 1 and 6, `cg_iters` 10 and 20). A goal "
         "below its floor cannot be met by restructuring the same arithmetic on this machine.",
         "",
-        f"Machine: {m['cpu_model']}, {m['usable_cores']} usable cores, load average "
-        f"{m['load_average_start']} at the start and {m['load_average_end']} at the end "
-        f"(1, 5, 15 min); Python {m['python']}, TensorFlow {m['tensorflow']}, numpy "
-        f"{m['numpy']}; {m['date']}.",
+        describe_machine(m),
         "",
     ]
     path.write_text("\n".join(lines))
