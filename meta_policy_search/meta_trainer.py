@@ -136,19 +136,23 @@ class Trainer:
         """Cumulative nominal env steps (the paper's count): ``T x R x H`` per sampling phase."""
         self.n_timesteps_real = 0
         """Cumulative number of real env steps sampled (pre- and post-update)."""
+        self.elapsed_seconds = 0.0
+        """Wall-clock seconds of training so far, summed over resumes (``Time`` in progress.csv)."""
 
     # ------------------------------------------------------------------ training loop
     def train(self) -> None:
         """Run iterations ``start_itr .. n_itr - 1`` (nothing if ``start_itr >= n_itr``)."""
         start_time = time.time()
+        elapsed_before = self.elapsed_seconds
         num_itrs = self.n_itr - self.start_itr
         for itr in range(self.start_itr, self.n_itr):
             itr_start_time = time.time()
             stats = self._run_iteration(itr)
+            self.elapsed_seconds = elapsed_before + time.time() - start_time
             logger.logkv("Itr", itr)
             logger.logkv("n_timesteps", self.n_timesteps)
             logger.logkv("n_timesteps_real", self.n_timesteps_real)
-            logger.logkv("Time", time.time() - start_time)
+            logger.logkv("Time", self.elapsed_seconds)
             logger.logkv("ItrTime", time.time() - itr_start_time)
             logger.dumpkvs()
             if self.checkpoint_dir is not None:
@@ -274,6 +278,7 @@ class Trainer:
             "n_timesteps": self.n_timesteps,
             "n_timesteps_real": self.n_timesteps_real,
             "num_rejected_outer_steps": self.num_rejected_outer_steps,
+            "elapsed_seconds": self.elapsed_seconds,
         }
         if hasattr(self.sampler, "get_state"):
             state["sampler"] = self.sampler.get_state()
@@ -292,7 +297,7 @@ class Trainer:
 
         Saved: the algorithm's ``checkpoint_state()`` (policy, step sizes, optimizer), the
         policy parameters, the sampler state, the baseline parameters, the env's task RNG,
-        ``n_timesteps`` and ``n_timesteps_real``.
+        ``n_timesteps``, ``n_timesteps_real`` and the training time so far.
 
         Args:
             itr: the iteration just completed.
@@ -342,6 +347,8 @@ class Trainer:
             self.n_timesteps_real = int(state.get("n_timesteps", 0))
             self.n_timesteps = self._nominal_timesteps_per_itr() * (int(state["itr"]) + 1)
         self.num_rejected_outer_steps = int(state.get("num_rejected_outer_steps", 0))
+        # 0 for checkpoints written before it was stored: Time then restarts, as it used to.
+        self.elapsed_seconds = float(state.get("elapsed_seconds", 0.0))
         # Optional members (protocols module docstring): present since save() stored them.
         if "sampler" in state:
             cast(Any, self.sampler).set_state(state["sampler"])

@@ -262,6 +262,7 @@ def test_checkpoint_every_iteration_and_resume(log_dir):
     np.testing.assert_array_equal(resumed.sample_processor.baseline.params, np.full(3, 6.0))
     assert resumed.n_timesteps == n_timesteps_after_3
     assert resumed.n_timesteps_real == n_timesteps_real_after_3
+    assert resumed.elapsed_seconds == trainer.elapsed_seconds > 0
     assert resumed.sampler.num_obtained == 6
     resumed.train()
     assert calls.count("update_tasks") == 2
@@ -271,8 +272,11 @@ def test_checkpoint_every_iteration_and_resume(log_dir):
     assert resumed.n_timesteps_real == reference.n_timesteps_real
     assert resumed.sampler.steps_per_call == reference.sampler.steps_per_call[6:]
     assert restore_checkpoint(ckpt_dir)["itr"] == 4
-    itrs = [int(r["Itr"]) for r in read_csv(log_dir / "progress.csv")]
-    assert itrs == [0, 1, 2, 3, 4]
+    rows = read_csv(log_dir / "progress.csv")
+    assert [int(r["Itr"]) for r in rows] == [0, 1, 2, 3, 4]
+    # Time is the training time summed over the resume: it keeps growing from iteration 2 to 3.
+    times = [float(r["Time"]) for r in rows]
+    assert times == sorted(times) and times[3] >= times[2] + float(rows[3]["ItrTime"]) * 0.99
 
 
 def test_resume_from_a_checkpoint_without_the_real_step_count(log_dir):
