@@ -106,7 +106,9 @@ def plot(directories: Sequence[str], output: str | None) -> tuple[str, str]:
     curves = collect(directories)
     if not curves:
         raise SystemExit(f"no {CSV_NAME} with a known algorithm below {', '.join(directories)}")
-    reference = [p for p in load_paper_reference() if p.figure == "fig3"]
+    # fig3 also holds the study's returns: only its Meta-GradientRStd points belong here
+    reference = [p for p in load_paper_reference()
+                 if p.figure == "fig3" and p.metric == "Meta-GradientRStd"]
     out_dir = output or directories[0]
     fig, ax = plt.subplots(figsize=(6, 4))
     lines = ["| algorithm | env | timesteps | ours (mean over seeds) | seeds | paper |",

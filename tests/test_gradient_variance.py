@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import sys
 
@@ -121,3 +122,21 @@ def test_script_writes_rows_resumes_and_plots(tmp_path):
     script.main(["plot", str(tmp_path)])
     assert (tmp_path / "gradient_variance.png").stat().st_size > 0
     assert "LVC-VPG" in (tmp_path / "gradient_variance.md").read_text()
+
+
+def test_plot_compares_only_the_papers_rstd_points(tmp_path):
+    """fig3 of paper_reference.csv also has the study's returns (73, 102, ...): not RStd values."""
+    sys.path.insert(0, EXPERIMENTS)
+    import gradient_variance as script
+
+    run_dir = tmp_path / "lvc_vpg" / "HalfCheetahRandDirecEnv" / "seed_22"
+    run_dir.mkdir(parents=True)
+    (run_dir / "params.json").write_text(json.dumps(
+        {"algo": "vpg_maml", "inner_type": "likelihood_ratio", "env": "HalfCheetahRandDirecEnv"}))
+    (run_dir / CSV_NAME).write_text(
+        "Itr,n_timesteps,Meta-GradientRStd\n11,2000000,4.0\n62,10000000,7.0\n")
+    script.main(["plot", str(tmp_path)])
+    rows = [line.split("|") for line in (tmp_path / "gradient_variance.md").read_text().splitlines()
+            if line.startswith("| LVC-VPG")]
+    paper = [row[6].strip() for row in rows if row[6].strip()]
+    assert paper == ["5 +- 2", "6 +- 2"], rows
