@@ -136,6 +136,7 @@ def plot(directories: Sequence[str], output: str | None) -> tuple[str, str]:
                      f"{len(last)} | |")
     ax.set_xlabel("timesteps")
     ax.set_ylabel("Meta-GradientRStd")
+    ax.set_yscale("log")  # a mean of ratios: single spikes span an order of magnitude
     ax.set_title("Meta-gradient relative std over sampling rounds")
     ax.legend(fontsize=8)
     fig.tight_layout()
