@@ -61,6 +61,20 @@ def test_flatten_unflatten_roundtrip():
 
 
 # ------------------------------------------------------------------------------ HVP correctness
+def _forward(params, x):
+    """The toy problems' one-layer tanh model on ``[T, N, 3]`` inputs."""
+    return tf.tanh(tf.einsum("tni,ij->tnj", x, params[0]) + params[1])
+
+
+def _inner_step(variables, inp):
+    """``theta - 0.1 grad g(theta)``: the toy problems' differentiable inner step."""
+    with tf.GradientTape() as tape:
+        tape.watch(variables)
+        inner = tf.reduce_mean(tf.math.softplus(_forward(variables, inp["x"]) * inp["y"]))
+    grads = tape.gradient(inner, variables)
+    return [v - 0.1 * g for v, g in zip(variables, grads)]
+
+
 def _meta_problem(dtype=tf.float64):
     """Non-quadratic constraint through an inner gradient step: c(theta) = f(theta - 0.1 grad g)."""
     rng = np.random.default_rng(1)
@@ -72,20 +86,13 @@ def _meta_problem(dtype=tf.float64):
         "y": tf.constant(rng.normal(size=(4, 5, 2)), dtype),
     }
 
-    def forward(params, x):
-        return tf.tanh(tf.einsum("tni,ij->tnj", x, params[0]) + params[1])
-
     def constraint_fn(inp):
-        with tf.GradientTape() as tape:
-            tape.watch(variables)
-            inner = tf.reduce_mean(tf.math.softplus(forward(variables, inp["x"]) * inp["y"]))
-        grads = tape.gradient(inner, variables)
-        adapted = [v - 0.1 * g for v, g in zip(variables, grads)]
-        out = forward(adapted, inp["x"])
+        adapted = _inner_step(variables, inp)
+        out = _forward(adapted, inp["x"])
         return tf.reduce_mean(tf.exp(0.5 * out) * inp["y"] ** 2) + tf.reduce_sum(adapted[0] ** 4)
 
     def loss_fn(inp):
-        return tf.reduce_mean(forward(variables, inp["x"]) * inp["y"])
+        return tf.reduce_mean(_forward(variables, inp["x"]) * inp["y"])
 
     return variables, inputs, loss_fn, constraint_fn
 
@@ -528,15 +535,8 @@ def _gauss_newton_problem(dtype=tf.float64):
     """:func:`_meta_problem`'s inner step, with the constraint a function of the adapted outputs."""
     variables, inputs, loss_fn, _ = _meta_problem(dtype)
 
-    def forward(params, x):
-        return tf.tanh(tf.einsum("tni,ij->tnj", x, params[0]) + params[1])
-
     def outputs_fn(inp):
-        with tf.GradientTape() as tape:
-            tape.watch(variables)
-            inner = tf.reduce_mean(tf.math.softplus(forward(variables, inp["x"]) * inp["y"]))
-        grads = tape.gradient(inner, variables)
-        return {"out": forward([v - 0.1 * g for v, g in zip(variables, grads)], inp["x"])}
+        return {"out": _forward(_inner_step(variables, inp), inp["x"])}
 
     def constraint_of_outputs(outputs, inp):
         return tf.reduce_mean(tf.exp(0.5 * outputs["out"]) * inp["y"] ** 2)
