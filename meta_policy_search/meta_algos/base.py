@@ -34,6 +34,13 @@ def check_exploration_type(exploration_type: str) -> str:
     return exploration_type
 
 
+def mean_kl_of_dist_info(dist_info: dict[str, tf.Tensor], batch: TensorBatch) -> tf.Tensor:
+    """Mean ``KL(pi_old || pi)`` over the real steps of ``batch``, averaged over tasks, where
+    ``dist_info`` is ``pi``'s ``{'mean', 'log_std'}`` ``[T, N, A]`` on ``batch``."""
+    kl = batch.per_step(DiagonalGaussian.kl(batch.old_dist_info, dist_info))
+    return tf.reduce_mean(objectives.masked_task_mean(kl, batch.mask))
+
+
 class MAMLAlgo(tf.Module):
     r"""Gradient-based meta-learning with ``num_inner_grad_steps`` inner policy-gradient steps.
 
@@ -188,8 +195,7 @@ class MAMLAlgo(tf.Module):
         """
         if dist_info is None:
             dist_info = self.policy.forward(params, batch.observations)
-        kl = batch.per_step(DiagonalGaussian.kl(batch.old_dist_info, dist_info))
-        return tf.reduce_mean(objectives.masked_task_mean(kl, batch.mask))
+        return mean_kl_of_dist_info(dist_info, batch)
 
     def inner_objective(self, params: Params, batch: TensorBatch) -> tf.Tensor:
         """Per-task inner losses ``[T]`` of type ``inner_type``."""

@@ -6,11 +6,9 @@ from collections.abc import Sequence
 
 import tensorflow as tf
 
-from meta_policy_search.meta_algos import objectives
-from meta_policy_search.meta_algos.base import MAMLAlgo
+from meta_policy_search.meta_algos.base import MAMLAlgo, mean_kl_of_dist_info
 from meta_policy_search.meta_algos.batch import TensorBatch
 from meta_policy_search.optimizers import ConjugateGradientOptimizer
-from meta_policy_search.policies.distributions import DiagonalGaussian
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 
 
@@ -102,9 +100,8 @@ class TRPOMAML(MAMLAlgo):
 
     def meta_loss_and_kl(self, batches: Sequence[TensorBatch]) -> tuple[tf.Tensor, tf.Tensor]:
         """:meth:`meta_loss` and :meth:`post_update_kl` from one inner-step chain."""
-        chain = self.adapted_params(batches[:-1])
-        loss = self.surrogate_meta_loss(batches, exploration=self.exploration, chain=chain)
-        return loss, self._mean_kl(chain[-1], batches[-1])
+        loss, dist_info = self.meta_loss_and_post_update_dist_info(batches)
+        return loss, self.kl_of_post_update_dist_info(dist_info, batches)
 
     def post_update_dist_info(self, batches: Sequence[TensorBatch]) -> dict[str, tf.Tensor]:
         """The adapted policy's ``{'mean', 'log_std'}`` ``[T, N, A]`` on the post-update batch."""
@@ -124,6 +121,4 @@ class TRPOMAML(MAMLAlgo):
         dist_info: dict[str, tf.Tensor], batches: Sequence[TensorBatch]
     ) -> tf.Tensor:
         """:meth:`post_update_kl` as a function of :meth:`post_update_dist_info`'s output."""
-        post = batches[-1]
-        kl = post.per_step(DiagonalGaussian.kl(post.old_dist_info, dist_info))
-        return tf.reduce_mean(objectives.masked_task_mean(kl, post.mask))
+        return mean_kl_of_dist_info(dist_info, batches[-1])
