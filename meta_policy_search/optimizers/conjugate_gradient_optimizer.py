@@ -249,7 +249,6 @@ class ConjugateGradientOptimizer:
                     "hvp_approach='gauss_newton' needs constraint_outputs_fn and "
                     "constraint_of_outputs_fn (the constraint as a function of model outputs)"
                 )
-        self._outputs_fn = constraint_outputs_fn
         self._constraint_of_outputs_fn = constraint_of_outputs_fn
         self._loss_and_outputs_fn = loss_and_outputs_fn or (
             lambda inputs: (loss_fn(inputs), constraint_outputs_fn(inputs))  # type: ignore[misc]
