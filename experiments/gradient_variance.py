@@ -42,10 +42,13 @@ import numpy as np
 
 from meta_policy_search.experiment.config_parsing import env_dir_name
 from meta_policy_search.experiment.launch import split_passthrough_args
-from meta_policy_search.experiment.paper import load_paper_reference
+from meta_policy_search.experiment.paper import ReferencePoint, load_paper_reference
 from meta_policy_search.experiment.planning import has_checkpoint, plan_run
 from meta_policy_search.experiment.registry import algorithm_for_params, get_algorithm
 from meta_policy_search.gradient_variance import CSV_NAME
+
+RETURN_KEY = "Step_1-AverageReturn"
+"""The post-update return, which figure 3 also shows for the study's runs."""
 
 STUDY_FLAGS = ("--meta_batch_size", "20", "--rollouts_per_meta_task", "40")
 """The study's batch (paper section 7.2), before the user's arguments (which win)."""
@@ -84,11 +87,42 @@ def collect(directories: Sequence[str]) -> dict[tuple[str, str], list[dict[str, 
                 rows = list(csv.DictReader(f))
             if algorithm is None or not rows:
                 continue
-            curves[algorithm.legend, params["env"]].append({
+            curve = {
                 "n_timesteps": np.array([float(r["n_timesteps"]) for r in rows]),
                 "rstd": np.array([float(r["Meta-GradientRStd"]) for r in rows]),
-            })
+            }
+            curve.update(return_curve(os.path.dirname(path)))
+            curves[algorithm.legend, params["env"]].append(curve)
     return curves
+
+
+def return_curve(run_dir: str) -> dict[str, np.ndarray]:
+    """``{'return_timesteps', 'return'}``: the run's post-update return from its ``progress.csv``.
+
+    Empty if the run has no ``progress.csv`` or no ``Step_1-AverageReturn`` column.
+    """
+    path = os.path.join(run_dir, "progress.csv")
+    if not os.path.exists(path):
+        return {}
+    with open(path, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r.get(RETURN_KEY)]
+    if not rows:
+        return {}
+    return {"return_timesteps": np.array([float(r["n_timesteps"]) for r in rows]),
+            "return": np.array([float(r[RETURN_KEY]) for r in rows])}
+
+
+def return_rows(legend: str, env: str, runs: Sequence[dict[str, np.ndarray]],
+                points: Sequence[ReferencePoint]) -> list[str]:
+    """Table rows: our post-update return (interpolated, mean over seeds) at the paper's points."""
+    lines = []
+    for point in points:
+        values = [float(np.interp(point.timesteps, c["return_timesteps"], c["return"]))
+                  for c in runs if "return" in c and c["return_timesteps"].max() >= point.timesteps]
+        if values:
+            lines.append(f"| {legend} | {env} | {point.timesteps:.0e} | {np.mean(values):.1f} | "
+                         f"{len(values)} | {point.value:g} +- {point.precision:g} |")
+    return lines
 
 
 def nearest(curve: dict[str, np.ndarray], timesteps: float) -> float:
@@ -106,9 +140,12 @@ def plot(directories: Sequence[str], output: str | None) -> tuple[str, str]:
     curves = collect(directories)
     if not curves:
         raise SystemExit(f"no {CSV_NAME} with a known algorithm below {', '.join(directories)}")
-    # fig3 also holds the study's returns: only its Meta-GradientRStd points belong here
-    reference = [p for p in load_paper_reference()
-                 if p.figure == "fig3" and p.metric == "Meta-GradientRStd"]
+    # fig3 holds the study's RStd values and the returns of the same runs: two tables
+    reference = [p for p in load_paper_reference() if p.figure == "fig3"]
+    returns = [p for p in reference if p.metric == RETURN_KEY]
+    reference = [p for p in reference if p.metric == "Meta-GradientRStd"]
+    return_lines = ["| algorithm | env | timesteps | ours (mean over seeds) | seeds | paper |",
+                    "|---|---|---:|---:|---:|---:|"]
     out_dir = output or directories[0]
     fig, ax = plt.subplots(figsize=(6, 4))
     lines = ["| algorithm | env | timesteps | ours (mean over seeds) | seeds | paper |",
@@ -130,6 +167,8 @@ def plot(directories: Sequence[str], output: str | None) -> tuple[str, str]:
                 lines.append(f"| {legend} | {env} | {point.timesteps:.0e} | "
                              f"{np.mean(values):.1f} | {len(values)} | "
                              f"{point.value:g} +- {point.precision:g} |")
+        return_lines += return_rows(legend, env, runs,
+                                    [p for p in returns if p.algorithm == legend and p.env == env])
         last = [float(c["rstd"][-1]) for c in runs]
         steps = min(float(c["n_timesteps"][-1]) for c in runs)
         lines.append(f"| {legend} | {env} | {steps:.2g} (last) | {np.mean(last):.1f} | "
@@ -140,12 +179,14 @@ def plot(directories: Sequence[str], output: str | None) -> tuple[str, str]:
     ax.set_title("Meta-gradient relative std over sampling rounds")
     ax.legend(fontsize=8)
     fig.tight_layout()
+    os.makedirs(out_dir, exist_ok=True)
     png = os.path.join(out_dir, "gradient_variance.png")
     fig.savefig(png, dpi=120)
     table = os.path.join(out_dir, "gradient_variance.md")
     with open(table, "w", encoding="utf-8") as f:
         f.write("# Meta-gradient relative std: ours vs the paper (fig. 3)\n\n" + "\n".join(lines)
-                + "\n")
+                + f"\n\n## Post-update return ({RETURN_KEY}) of the same runs\n\n"
+                + "\n".join(return_lines) + "\n")
     return png, table
 
 

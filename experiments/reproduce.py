@@ -77,6 +77,7 @@ from meta_policy_search.experiment.paper import (
     load_paper_reference,
     paper_envs,
     reference_provenance,
+    same_batch,
     timesteps_per_iteration,
 )
 from meta_policy_search.experiment.planning import Run, has_checkpoint, plan_run
@@ -434,9 +435,16 @@ def draw_comparison(curves: Sequence[Curve], reference: Sequence[ReferencePoint]
 
 
 def matching_reference(reference: Sequence[ReferencePoint], curve: Curve) -> list[ReferencePoint]:
-    """The paper's values of the curve's env, algorithm (legend name) and metric."""
+    """The paper's values of the curve's env, algorithm (legend name), metric and batch.
+
+    A figure made with another batch (the variance study's 20 x 40,
+    :data:`~meta_policy_search.experiment.paper.FIGURE_BATCHES`) is
+    not compared with runs of the learning curves' 40 x 20, though both have LVC-VPG returns.
+    """
+    params = curve.runs[0].params if curve.runs else {}
     return [p for p in reference
-            if p.env == curve.env and p.algorithm == curve.algo.legend and p.metric == curve.metric]
+            if p.env == curve.env and p.algorithm == curve.algo.legend and p.metric == curve.metric
+            and same_batch(p, params)]
 
 
 def ours_at(curve: Curve, timesteps: float) -> tuple[float, float, int] | None:
@@ -484,9 +492,10 @@ def comparison_markdown(curves: Sequence[Curve], reference: Sequence[ReferencePo
             mean, std, n = ours
             diff = mean - point.value
             within = "yes" if abs(diff) <= point.precision + std else "no"
+            spread = f" +- {std:.1f}" if n > 1 else ""  # no spread from a single seed
             lines.append(f"| {curve.env} | {curve.algo.legend} | {point.figure} | {point.metric} "
                          f"| {format_steps(point.timesteps)} | {point.value:g} +- {point.precision:g} "
-                         f"| {mean:.1f} +- {std:.1f} | {n} | {diff:+.1f} | {within} |")
+                         f"| {mean:.1f}{spread} | {n} | {diff:+.1f} | {within} |")
     lines.append("")
     without = sorted({f"{c.env} {c.algo.legend}" for c in curves
                       if not any(p.env == c.env for p in reference)})
@@ -501,11 +510,17 @@ def comparison_markdown(curves: Sequence[Curve], reference: Sequence[ReferencePo
                                         params["rollouts_per_meta_task"],
                                         params["max_path_length"], params["num_inner_grad_steps"])
         lines.append(f"- {curve.algo.legend} (`{curve.algo.name}`) on {curve.env}: "
-                     f"{len(curve.runs)} seed(s), {curve.metric}, {steps} timesteps per "
+                     f"{seed_list(curve.runs)}, {curve.metric}, {steps} timesteps per "
                      f"iteration, n_itr {params['n_itr']}, sampling_mode "
                      f"{params.get('sampling_mode')}")
     lines += ["", f"Paper values: {reference_provenance()}", ""]
     return "\n".join(lines)
+
+
+def seed_list(runs: Sequence[LoggedRun]) -> str:
+    """``seeds 1, 2, 3`` (or ``seed 1``): the seeds of a curve, from each run's ``params.json``."""
+    seeds = sorted(str(run.params.get("seed", "?")) for run in runs)
+    return f"seed{'s' if len(seeds) > 1 else ''} {', '.join(seeds)}"
 
 
 def format_steps(timesteps: float) -> str:

@@ -140,3 +140,24 @@ def test_plot_compares_only_the_papers_rstd_points(tmp_path):
             if line.startswith("| LVC-VPG")]
     paper = [row[6].strip() for row in rows if row[6].strip()]
     assert paper == ["5 +- 2", "6 +- 2"], rows
+
+
+def test_plot_compares_the_runs_returns_with_figure_3s(tmp_path):
+    """The study's runs (20 x 40) meet figure 3's returns (73 at 1e7) in a table of their own."""
+    sys.path.insert(0, EXPERIMENTS)
+    import gradient_variance as script
+
+    run_dir = tmp_path / "lvc_vpg" / "HalfCheetahRandDirecEnv" / "seed_22"
+    run_dir.mkdir(parents=True)
+    (run_dir / "params.json").write_text(json.dumps(
+        {"algo": "vpg_maml", "inner_type": "likelihood_ratio", "env": "HalfCheetahRandDirecEnv",
+         "meta_batch_size": 20, "rollouts_per_meta_task": 40}))
+    (run_dir / CSV_NAME).write_text("Itr,n_timesteps,Meta-GradientRStd\n62,10080000,7.0\n")
+    # 9.92e6 -> 100, 1.008e7 -> 120: 110 at 1e7
+    (run_dir / "progress.csv").write_text(
+        "Itr,n_timesteps,Step_1-AverageReturn\n61,9920000,100.0\n62,10080000,120.0\n")
+    script.main(["plot", str(tmp_path)])
+    text = (tmp_path / "gradient_variance.md").read_text()
+    returns = text.split("## Post-update return")[1]
+    assert "| LVC-VPG | HalfCheetahRandDirecEnv | 1e+07 | 110.0 | 1 | 73 +- 10 |" in returns
+    assert "257" not in returns  # 4.5e7 not reached

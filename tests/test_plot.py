@@ -116,7 +116,11 @@ def test_reference_overlay(tmp_path):
     make_run(tmp_path / "lvc", rows_for([1, 2], [3, 4], 150_000), params)
     (run,) = curves.find_runs([str(tmp_path)])
     points = curves.reference_points(params, "Step_1-AverageReturn")
-    assert {p.algorithm for p in points} == {"LVC-VPG"} and len(points) == 6  # fig2 and fig3
+    assert {p.algorithm for p in points} == {"LVC-VPG"}
+    assert {p.figure for p in points} == {"fig2"} and len(points) == 4  # the 40 x 20 batch
+    study = {**params, "meta_batch_size": 20, "rollouts_per_meta_task": 40}
+    assert [(p.figure, p.value) for p in curves.reference_points(study, "Step_1-AverageReturn")] \
+        == [("fig3", 73.0), ("fig3", 257.0)]  # the variance study's batch: figure 3 only
     assert curves.reference_points({**params, "inner_type": "log_likelihood"},
                                  "Step_1-AverageReturn") == []  # MAML-VPG: not in the paper
     output = str(tmp_path / "ref.png")

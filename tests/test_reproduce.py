@@ -178,6 +178,7 @@ def test_comparison_interpolates_ours_at_the_papers_timesteps(tmp_path):
     assert "| HalfCheetahRandDirecEnv | ProMP | fig2 | Step_1-AverageReturn | 1e7 | 195 +- 20 " \
            "| 92.2 +- 30.8 | 2 | -102.8 | no |" in text
     assert "not reached yet: HalfCheetahRandDirecEnv ProMP at 2e7" in text
+    assert "ProMP (`promp`) on HalfCheetahRandDirecEnv: seeds 1, 2," in text
     png = reproduce.draw_comparison([curve], reference, ["HalfCheetahRandDirecEnv"],
                                     str(tmp_path / "cmp.png"))
     with open(png, "rb") as f:
@@ -297,3 +298,19 @@ def test_compare_only_draws_unfinished_runs_and_launches_nothing(tmp_path, monke
     with open(os.path.join(str(tmp_path), "reproduction.md")) as f:
         assert "| PointEnvRandGoal | ProMP | figX | Step_1-AverageReturn | 60 |" in f.read()
     assert not os.path.exists(os.path.join(run.run_dir, "done.json"))
+
+
+def test_comparison_of_one_seed_and_of_the_other_figures_batch(tmp_path):
+    """LVC-VPG has returns in fig2 (40 x 20) and fig3 (20 x 40): a run meets only its batch's."""
+    params = {"algo": "vpg_maml", "inner_type": "likelihood_ratio",
+              "env": "HalfCheetahRandDirecEnv", "meta_batch_size": 40,
+              "rollouts_per_meta_task": 20, "max_path_length": 100, "num_inner_grad_steps": 1,
+              "n_itr": 63, "sampling_mode": "budget", "seed": 1}
+    run = fake_run(tmp_path / "s1", params, np.full(63, 62.5), 160_000)
+    curve = reproduce.Curve(get_algorithm("lvc_vpg"), "HalfCheetahRandDirecEnv",
+                            "Step_1-AverageReturn", [run])
+    text = reproduce.comparison_markdown([curve], paper.load_paper_reference(), "reproduce.py ...")
+    assert "| LVC-VPG | fig2 | Step_1-AverageReturn | 1e7 | 90 +- 20 | 62.5 | 1 | -27.5 | no |" \
+        in text  # one seed: no "+- 0.0"
+    assert "fig3" not in text and "4.5e7" not in text  # the variance study's points are not ours
+    assert "on HalfCheetahRandDirecEnv: seed 1," in text

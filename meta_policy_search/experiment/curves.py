@@ -24,6 +24,7 @@ import numpy as np
 from meta_policy_search.experiment.paper import (
     ReferencePoint,
     load_paper_reference,
+    same_batch,
 )
 from meta_policy_search.experiment.registry import algorithm_for_params
 
@@ -96,17 +97,19 @@ def find_runs(directories: Sequence[str]) -> list[LoggedRun]:
 
 
 def reference_points(params: dict, key: str) -> list[ReferencePoint]:
-    """The paper's values of ``key`` for the env and algorithm of a run's ``params.json``.
+    """The paper's values of ``key`` for the env, algorithm and batch of a run's ``params.json``.
 
     Returns:
         The matching rows of ``paper_reference.csv`` (empty if the algorithm is not in the
-        registry or the paper has no such curve).
+        registry or the paper has no such curve), only those of the figure whose batch the run
+        used (:func:`~meta_policy_search.experiment.paper.same_batch`).
     """
     algorithm = algorithm_for_params(params)
     if algorithm is None:
         return []
     return [p for p in load_paper_reference()
-            if p.env == params.get("env") and p.algorithm == algorithm.legend and p.metric == key]
+            if p.env == params.get("env") and p.algorithm == algorithm.legend and p.metric == key
+            and same_batch(p, params)]
 
 
 def draw_reference(ax: Any, points: Sequence[ReferencePoint], color: Any,

@@ -67,6 +67,12 @@ LIBRARY_CONFIG_MODULE = "meta_policy_search.experiment.configs"
 REFERENCE_COLUMNS = ("figure", "env", "algorithm", "metric", "timesteps", "value", "precision")
 """Header of ``paper_reference.csv``."""
 
+FIGURE_BATCHES: dict[str, tuple[int, int]] = {"fig2": (40, 20), "fig3": (20, 40)}
+"""``(meta_batch_size, rollouts_per_meta_task)`` of the runs behind each figure: the learning
+curves (figure 2) used 40 tasks x 20 rollouts, the gradient-variance study (figure 3) 20 x 40.
+Both figures have an LVC-VPG return curve on HalfCheetahRandDirecEnv; :func:`same_batch` keeps a
+run from being compared with the figure of the other batch."""
+
 
 def _read_text(relative_path: str) -> str:
     return (importlib.resources.files(DATA_PACKAGE) / relative_path).read_text(encoding="utf-8")
@@ -292,6 +298,17 @@ def load_paper_reference() -> list[ReferencePoint]:
         ValueError: on a wrong header or a row that does not parse (naming its line).
     """
     return _parse_reference(_read_text(PAPER_REFERENCE_FILE), PAPER_REFERENCE_FILE)
+
+
+def same_batch(point: ReferencePoint, params: dict[str, Any]) -> bool:
+    """Whether a run (its ``params.json``) used the batch of the figure ``point`` comes from.
+
+    A figure missing from :data:`FIGURE_BATCHES`, or a run without the two batch fields, matches.
+    """
+    batch = FIGURE_BATCHES.get(point.figure)
+    if batch is None or "meta_batch_size" not in params or "rollouts_per_meta_task" not in params:
+        return True
+    return (int(params["meta_batch_size"]), int(params["rollouts_per_meta_task"])) == batch
 
 
 def reference_provenance() -> str:
