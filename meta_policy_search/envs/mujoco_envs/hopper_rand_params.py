@@ -32,7 +32,11 @@ class HopperRandParamsEnv(PlanarRunMixin, RandParamsEnv, HopperEnv):
 
     Differences from the paper's mujoco-py version: the task holds multipliers rather than
     absolute values. As in the original, derived model constants (``body_subtreemass``,
-    ``*_invweight0``) are not recomputed after scaling.
+    ``*_invweight0``) are not recomputed after scaling. The physics engine differs: MuJoCo 3
+    here, MuJoCo 1.31 (mujoco-py 0.5.7 in ``rand_param_envs``) in the paper. With the paper's
+    settings, ProMP and MAML-TRPO both reach about 278 at 1e7 steps where the paper's curves show
+    205 and 222 (README, "Reproduced results"); the model, reward, termination and task
+    distribution match the original, so the engine is the likely cause.
 
     Args:
         render_mode: gymnasium render mode, or ``None``.
