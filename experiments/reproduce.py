@@ -483,7 +483,9 @@ def comparison_markdown(curves: Sequence[Curve], reference: Sequence[ReferencePo
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     not_reached = []
-    for curve in curves:
+    env_order = list(dict.fromkeys(curve.env for curve in curves))
+    by_env = sorted(curves, key=lambda curve: env_order.index(curve.env))  # stable: algos kept
+    for curve in by_env:
         for point in matching_reference(reference, curve):
             ours = ours_at(curve, point.timesteps)
             if ours is None:

@@ -314,3 +314,23 @@ def test_comparison_of_one_seed_and_of_the_other_figures_batch(tmp_path):
         in text  # one seed: no "+- 0.0"
     assert "fig3" not in text and "4.5e7" not in text  # the variance study's points are not ours
     assert "on HalfCheetahRandDirecEnv: seed 1," in text
+
+
+def test_comparison_rows_are_grouped_by_env(tmp_path):
+    """Curves come in grid order (algorithm-major); the table lists them env by env."""
+    def curve(algo, env, horizon, name):
+        params = {"algo": algo, "env": env, "meta_batch_size": 40, "rollouts_per_meta_task": 20,
+                  "max_path_length": horizon, "num_inner_grad_steps": 1, "n_itr": 40,
+                  "sampling_mode": "budget", "seed": 1}
+        per_itr = 40 * 20 * horizon * 2
+        run = fake_run(tmp_path / name, params, np.full(70, 100.0), per_itr)
+        return reproduce.Curve(get_algorithm(algo), env, "Step_1-AverageReturn", [run])
+
+    curves = [curve("promp", "HalfCheetahRandDirecEnv", 100, "a"),
+              curve("promp", "HopperRandParamsEnv", 200, "b"),
+              curve("trpo_maml", "HalfCheetahRandDirecEnv", 100, "c")]
+    text = reproduce.comparison_markdown(curves, paper.load_paper_reference(), "reproduce.py ...")
+    rows = [line.split("|")[1:3] for line in text.splitlines() if line.startswith("| ")][1:]
+    assert [(env.strip(), algo.strip()) for env, algo in rows][:3] == [
+        ("HalfCheetahRandDirecEnv", "ProMP"), ("HalfCheetahRandDirecEnv", "MAML-TRPO"),
+        ("HopperRandParamsEnv", "ProMP")]
