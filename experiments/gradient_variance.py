@@ -50,6 +50,10 @@ from meta_policy_search.gradient_variance import CSV_NAME
 RETURN_KEY = "Step_1-AverageReturn"
 """The post-update return, which figure 3 also shows for the study's runs."""
 
+TABLE_HEADER = ("| algorithm | env | timesteps | ours (mean over seeds) | seeds | paper |",
+                "|---|---|---:|---:|---:|---:|")
+"""Header of both tables in ``gradient_variance.md`` (RStd and returns)."""
+
 STUDY_FLAGS = ("--meta_batch_size", "20", "--rollouts_per_meta_task", "40")
 """The study's batch (paper section 7.2), before the user's arguments (which win)."""
 
@@ -144,12 +148,10 @@ def plot(directories: Sequence[str], output: str | None) -> tuple[str, str]:
     reference = [p for p in load_paper_reference() if p.figure == "fig3"]
     returns = [p for p in reference if p.metric == RETURN_KEY]
     reference = [p for p in reference if p.metric == "Meta-GradientRStd"]
-    return_lines = ["| algorithm | env | timesteps | ours (mean over seeds) | seeds | paper |",
-                    "|---|---|---:|---:|---:|---:|"]
+    return_lines = list(TABLE_HEADER)
     out_dir = output or directories[0]
     fig, ax = plt.subplots(figsize=(6, 4))
-    lines = ["| algorithm | env | timesteps | ours (mean over seeds) | seeds | paper |",
-             "|---|---|---:|---:|---:|---:|"]
+    lines = list(TABLE_HEADER)
     for index, ((legend, env), runs) in enumerate(sorted(curves.items())):
         color = f"C{index}"
         for k, curve in enumerate(runs):

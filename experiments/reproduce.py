@@ -76,8 +76,8 @@ from meta_policy_search.experiment.paper import (
     ReferencePoint,
     load_paper_reference,
     paper_envs,
+    points_for_run,
     reference_provenance,
-    same_batch,
     timesteps_per_iteration,
 )
 from meta_policy_search.experiment.planning import Run, has_checkpoint, plan_run
@@ -442,9 +442,7 @@ def matching_reference(reference: Sequence[ReferencePoint], curve: Curve) -> lis
     not compared with runs of the learning curves' 40 x 20, though both have LVC-VPG returns.
     """
     params = curve.runs[0].params if curve.runs else {}
-    return [p for p in reference
-            if p.env == curve.env and p.algorithm == curve.algo.legend and p.metric == curve.metric
-            and same_batch(p, params)]
+    return points_for_run(reference, curve.env, curve.algo.legend, curve.metric, params)
 
 
 def ours_at(curve: Curve, timesteps: float) -> tuple[float, float, int] | None:

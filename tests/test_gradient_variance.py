@@ -156,8 +156,9 @@ def test_plot_compares_the_runs_returns_with_figure_3s(tmp_path):
     # 9.92e6 -> 100, 1.008e7 -> 120: 110 at 1e7
     (run_dir / "progress.csv").write_text(
         "Itr,n_timesteps,Step_1-AverageReturn\n61,9920000,100.0\n62,10080000,120.0\n")
-    script.main(["plot", str(tmp_path)])
-    text = (tmp_path / "gradient_variance.md").read_text()
+    output = tmp_path / "not" / "yet" / "there"  # --output is created
+    script.main(["plot", str(tmp_path), "--output", str(output)])
+    text = (output / "gradient_variance.md").read_text()
     returns = text.split("## Post-update return")[1]
     assert "| LVC-VPG | HalfCheetahRandDirecEnv | 1e+07 | 110.0 | 1 | 73 +- 10 |" in returns
     assert "257" not in returns  # 4.5e7 not reached

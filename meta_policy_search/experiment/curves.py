@@ -24,7 +24,7 @@ import numpy as np
 from meta_policy_search.experiment.paper import (
     ReferencePoint,
     load_paper_reference,
-    same_batch,
+    points_for_run,
 )
 from meta_policy_search.experiment.registry import algorithm_for_params
 
@@ -107,9 +107,8 @@ def reference_points(params: dict, key: str) -> list[ReferencePoint]:
     algorithm = algorithm_for_params(params)
     if algorithm is None:
         return []
-    return [p for p in load_paper_reference()
-            if p.env == params.get("env") and p.algorithm == algorithm.legend and p.metric == key
-            and same_batch(p, params)]
+    return points_for_run(load_paper_reference(), params.get("env", ""), algorithm.legend, key,
+                          params)
 
 
 def draw_reference(ax: Any, points: Sequence[ReferencePoint], color: Any,

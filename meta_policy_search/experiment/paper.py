@@ -36,6 +36,7 @@ import functools
 import importlib.resources
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 DATA_PACKAGE = "meta_policy_search"
@@ -309,6 +310,21 @@ def same_batch(point: ReferencePoint, params: dict[str, Any]) -> bool:
     if batch is None or "meta_batch_size" not in params or "rollouts_per_meta_task" not in params:
         return True
     return (int(params["meta_batch_size"]), int(params["rollouts_per_meta_task"])) == batch
+
+
+def points_for_run(reference: Sequence[ReferencePoint], env: str, legend: str, metric: str,
+                   params: dict[str, Any]) -> list[ReferencePoint]:
+    """The points of ``reference`` for a run's env, algorithm (legend name), metric and batch.
+
+    Args:
+        reference: points to choose from (e.g. :func:`load_paper_reference`).
+        env: env class name.
+        legend: the paper's name of the run's algorithm.
+        metric: ``progress.csv`` column.
+        params: the run's ``params.json`` (its batch, :func:`same_batch`).
+    """
+    return [p for p in reference if p.env == env and p.algorithm == legend and p.metric == metric
+            and same_batch(p, params)]
 
 
 def reference_provenance() -> str:
