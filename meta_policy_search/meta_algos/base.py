@@ -70,7 +70,9 @@ class MAMLAlgo(tf.Module):
         first_order: drop the second-order term (first-order MAML approximation).
         jit_compile: compile the algorithm's graphs (inner step, outer objective and optimizer
             steps) with XLA (``tf.function(jit_compile=True)``); the results are the same up to
-            floating point rounding.
+            floating point rounding. XLA graphs run the policy on the padded ``R x H`` steps
+            instead of only the real ones (see :func:`~meta_policy_search.meta_algos.batch.
+            to_tensor_batch`), which costs time where episodes terminate early.
         exploration: add E-MAML's pre-update sampling term to the outer loss (see
             :meth:`exploration_loss`).
         exploration_type: its form, one of :data:`EXPLORATION_TYPES`.
@@ -275,7 +277,10 @@ class MAMLAlgo(tf.Module):
         batch = self._tensor_cache.get(samples)
         if batch is None:
             batch = to_tensor_batch(
-                samples, self.policy.dtype, require_adjusted_rewards=self.needs_adjusted_rewards
+                samples,
+                self.policy.dtype,
+                require_adjusted_rewards=self.needs_adjusted_rewards,
+                pack=not self.jit_compile,
             )
             self._tensor_cache.put(samples, batch)
         return batch

@@ -13,15 +13,23 @@ from meta_policy_search.types import SampleBatch
 class TensorBatch(NamedTuple):
     """One inner step's samples as tensors; the input of every meta-objective graph.
 
-    Observations, actions and the sampling distribution are flattened over rollouts and time
-    (``N = R * H``) so that per-task batched matmuls run the policy; per-step scalars keep the
-    ``[T, R, H]`` layout that the DiCE objective needs.
+    Observations, actions and the sampling distribution hold each task's real steps only,
+    packed in order into ``M`` rows (rollout-major, then time; ``M`` is the largest real-step
+    count of a task rounded up to a multiple of ``H``, at most ``R * H``), so that per-task
+    batched matmuls run the policy on real steps: where episodes terminate early (Hopper,
+    Walker, Humanoid) the padded ``[T, R, H]`` layout holds several times more rows than real
+    steps. Per-step scalars keep the ``[T, R, H]`` layout that the DiCE objective needs;
+    :meth:`per_step` maps one to the other.
 
     Attributes:
-        observations: ``[T, N, obs_dim]``.
-        actions: ``[T, N, act_dim]``.
-        old_mean: ``[T, N, act_dim]`` mean of the sampling distribution.
-        old_log_std: ``[T, N, act_dim]`` log-std of the sampling distribution.
+        observations: ``[T, M, obs_dim]``; rows past a task's real steps are zeros.
+        actions: ``[T, M, act_dim]``.
+        old_mean: ``[T, M, act_dim]`` mean of the sampling distribution.
+        old_log_std: ``[T, M, act_dim]`` log-std of the sampling distribution.
+        step_index: ``[T, R * H]`` int32: where :meth:`per_step` reads each step's value in
+            the ``[T, M + 1]`` values with a zero column appended, flattened: ``t * (M + 1)``
+            plus the packed row of a real step, or plus ``M`` (the zero) on padding. ``None``
+            for an unpacked batch (``M = R * H``, rows in the ``[R, H]`` order).
         mask: ``[T, R, H]``.
         advantages: ``[T, R, H]``.
         rewards: ``[T, R, H]``.
@@ -33,6 +41,7 @@ class TensorBatch(NamedTuple):
     actions: tf.Tensor
     old_mean: tf.Tensor
     old_log_std: tf.Tensor
+    step_index: tf.Tensor | None
     mask: tf.Tensor
     advantages: tf.Tensor
     rewards: tf.Tensor
@@ -44,12 +53,18 @@ class TensorBatch(NamedTuple):
         return {"mean": self.old_mean, "log_std": self.old_log_std}
 
     def per_step(self, values: tf.Tensor) -> tf.Tensor:
-        """Reshape ``[T, N]`` per-sample values to ``[T, R, H]``."""
-        return tf.reshape(values, tf.shape(self.mask))
+        """Scatter ``[T, M]`` per-row values into the ``[T, R, H]`` layout, 0 on padding."""
+        if self.step_index is None:
+            return tf.reshape(values, tf.shape(self.mask))
+        with_zero_row = tf.reshape(tf.pad(values, [[0, 0], [0, 1]]), [-1])
+        return tf.reshape(tf.gather(with_zero_row, self.step_index), tf.shape(self.mask))
 
 
 def to_tensor_batch(
-    samples: SampleBatch, dtype: tf.DType = tf.float32, require_adjusted_rewards: bool = False
+    samples: SampleBatch,
+    dtype: tf.DType = tf.float32,
+    require_adjusted_rewards: bool = False,
+    pack: bool = True,
 ) -> TensorBatch:
     """Convert a processed :class:`SampleBatch` into a :class:`TensorBatch`.
 
@@ -59,6 +74,9 @@ def to_tensor_batch(
         require_adjusted_rewards: the caller's objectives read ``adjusted_rewards`` (DiCE);
             without it missing adjusted rewards become zeros, which only keeps the graph
             signature fixed.
+        pack: pack the real steps (see :class:`TensorBatch`); ``False`` keeps the padded
+            ``R * H`` rows (XLA cannot differentiate the packed layout's gather twice, which
+            TRPO's Gauss-Newton product does).
 
     Raises:
         ValueError: if the batch has no advantages (it was not processed), ranks are wrong, or
@@ -78,10 +96,16 @@ def to_tensor_batch(
             f"{samples.observations.shape} and {samples.mask.shape}"
         )
     np_dtype = tf.as_dtype(dtype).as_numpy_dtype
+    rows, step_index, real_rows = packing(samples.mask)
 
     def flat(x: np.ndarray) -> tf.Tensor:
         x = np.asarray(x, np_dtype)
-        return tf.constant(x.reshape(x.shape[0], x.shape[1] * x.shape[2], *x.shape[3:]))
+        x = x.reshape(x.shape[0], x.shape[1] * x.shape[2], *x.shape[3:])
+        if not pack:
+            return tf.constant(x)
+        packed = np.take_along_axis(x, rows.reshape(*rows.shape, *([1] * (x.ndim - 2))), axis=1)
+        packed[~real_rows] = 0
+        return tf.constant(packed)
 
     def step(x: np.ndarray | None) -> tf.Tensor:
         return tf.constant(np.zeros(samples.mask.shape, np_dtype) if x is None else np.asarray(x, np_dtype))
@@ -91,8 +115,34 @@ def to_tensor_batch(
         actions=flat(samples.actions),
         old_mean=flat(samples.agent_infos["mean"]),
         old_log_std=flat(samples.agent_infos["log_std"]),
+        step_index=tf.constant(step_index) if pack else None,
         mask=step(samples.mask),
         advantages=step(samples.advantages),
         rewards=step(samples.rewards),
         adjusted_rewards=step(samples.adjusted_rewards),
     )
+
+
+def packing(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """How :func:`to_tensor_batch` packs each task's real steps into ``M`` rows.
+
+    Args:
+        mask: ``[T, R, H]``, nonzero on real steps.
+
+    Returns:
+        ``(rows, step_index, real_rows)``: ``rows [T, M]`` the flat ``R * H`` position that each
+        packed row takes its data from (real steps first, in order); ``step_index [T, R * H]``
+        int32, ``t * (M + 1)`` plus the packed row of each real step or plus ``M`` on padding
+        (see :meth:`TensorBatch.per_step`); ``real_rows [T, M]`` bool, whether a row holds a
+        real step.
+    """
+    num_tasks, _, horizon = mask.shape
+    real = np.asarray(mask).reshape(num_tasks, -1) != 0
+    counts = real.sum(axis=1)
+    most = int(counts.max(initial=0))
+    num_rows = min(real.shape[1], max(horizon, -(-most // horizon) * horizon))
+    rows = np.argsort(~real, axis=1, kind="stable")[:, :num_rows]
+    packed_row = np.where(real, np.cumsum(real, axis=1) - 1, num_rows)
+    step_index = (packed_row + (num_rows + 1) * np.arange(num_tasks)[:, None]).astype(np.int32)
+    real_rows = np.arange(num_rows) < counts[:, None]
+    return rows, step_index, real_rows
