@@ -71,8 +71,9 @@ class MAMLAlgo(tf.Module):
         jit_compile: compile the algorithm's graphs (inner step, outer objective and optimizer
             steps) with XLA (``tf.function(jit_compile=True)``); the results are the same up to
             floating point rounding. XLA graphs run the policy on the padded ``R x H`` steps
-            instead of only the real ones (see :func:`~meta_policy_search.meta_algos.batch.
-            to_tensor_batch`), which costs time where episodes terminate early.
+            instead of only the real ones (see
+            :func:`~meta_policy_search.meta_algos.batch.to_tensor_batch`), which costs time
+            where episodes terminate early.
         exploration: add E-MAML's pre-update sampling term to the outer loss (see
             :meth:`exploration_loss`).
         exploration_type: its form, one of :data:`EXPLORATION_TYPES`.
