@@ -471,3 +471,20 @@ def test_with_the_tensorflow_meta_policy():
     real = paths.mask.reshape(3, 2 * H) == 1
     np.testing.assert_allclose(paths.agent_infos["mean"].reshape(3, 2 * H, 1)[real],
                                info["mean"][real], rtol=1e-5, atol=1e-6)
+
+
+def test_workers_start_with_one_blas_thread_unless_the_user_chose(monkeypatch):
+    from meta_policy_search.samplers.parallel_executor import BLAS_THREAD_VARIABLES, single_threaded_blas
+
+    for name in BLAS_THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "4")  # the user's choice is kept
+    with single_threaded_blas():
+        assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+        assert os.environ["OMP_NUM_THREADS"] == "1"
+        assert os.environ["MKL_NUM_THREADS"] == "4"
+        child = subprocess.run([sys.executable, "-c", "import os; print(os.environ['OPENBLAS_NUM_THREADS'])"],
+                               capture_output=True, text=True, check=True)
+        assert child.stdout.strip() == "1"
+    assert "OPENBLAS_NUM_THREADS" not in os.environ and "OMP_NUM_THREADS" not in os.environ
+    assert os.environ["MKL_NUM_THREADS"] == "4"

@@ -140,6 +140,29 @@ def _main_module_hidden(hide: bool) -> Iterator[None]:
         main.__dict__.update(saved)
 
 
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+"""Environment variables that set numpy's BLAS thread count, read when a worker imports numpy."""
+
+
+@contextlib.contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    """Start children with one BLAS thread each, unless the user set the variables.
+
+    Each worker already owns a core: a multi-threaded BLAS in every worker oversubscribes the
+    cores, and OpenBLAS's waiting threads then slow the policy's matmuls by orders of magnitude
+    (measured: (128, 128) policy, 20 tasks x 20 envs, 163 ms per step against 3.7 ms with one
+    thread, on 2 busy cores). Sets :data:`BLAS_THREAD_VARIABLES` that are unset to ``'1'`` for
+    the block (spawned children copy the environment at start) and removes them afterwards.
+    """
+    added = [name for name in BLAS_THREAD_VARIABLES if name not in os.environ]
+    os.environ.update({name: "1" for name in added})
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
 def default_num_workers(meta_batch_size: int) -> int:
     """``min(usable cpu count, meta_batch_size)``."""
     try:
@@ -205,7 +228,7 @@ class MetaParallelEnvExecutor(ExecutorBase):
 
         env_bytes = pickle.dumps(env)
         context = mp.get_context("spawn")
-        with _main_module_hidden(b"__main__" not in env_bytes):
+        with _main_module_hidden(b"__main__" not in env_bytes), single_threaded_blas():
             for k, (start, stop) in enumerate(self.task_blocks):
                 parent_conn, child_conn = context.Pipe()
                 process = context.Process(
