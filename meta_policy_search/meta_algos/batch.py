@@ -96,13 +96,14 @@ def to_tensor_batch(
             f"{samples.observations.shape} and {samples.mask.shape}"
         )
     np_dtype = tf.as_dtype(dtype).as_numpy_dtype
-    rows, step_index, real_rows = packing(samples.mask)
+    packed_layout = packing(samples.mask) if pack else None
 
     def flat(x: np.ndarray) -> tf.Tensor:
         x = np.asarray(x, np_dtype)
         x = x.reshape(x.shape[0], x.shape[1] * x.shape[2], *x.shape[3:])
-        if not pack:
+        if packed_layout is None:
             return tf.constant(x)
+        rows, _, real_rows = packed_layout
         packed = np.take_along_axis(x, rows.reshape(*rows.shape, *([1] * (x.ndim - 2))), axis=1)
         packed[~real_rows] = 0
         return tf.constant(packed)
@@ -115,7 +116,7 @@ def to_tensor_batch(
         actions=flat(samples.actions),
         old_mean=flat(samples.agent_infos["mean"]),
         old_log_std=flat(samples.agent_infos["log_std"]),
-        step_index=tf.constant(step_index) if pack else None,
+        step_index=None if packed_layout is None else tf.constant(packed_layout[1]),
         mask=step(samples.mask),
         advantages=step(samples.advantages),
         rewards=step(samples.rewards),
