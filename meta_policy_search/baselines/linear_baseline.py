@@ -9,19 +9,17 @@ import numpy as np
 from meta_policy_search.baselines.base import Baseline, check_baseline_inputs
 
 
-def time_features(num_rollouts: int, horizon: int) -> np.ndarray:
-    """Polynomial time features ``[s, s^2, s^3, 1]`` with ``s = h / 100``.
+def step_time_features(steps: np.ndarray) -> np.ndarray:
+    """Polynomial time features ``[s, s^2, s^3, 1]``, ``s = h / 100``, of given time steps ``h``.
 
     Args:
-        num_rollouts: ``R``.
-        horizon: ``H``.
+        steps: ``[N]`` integer time steps within their episodes.
 
     Returns:
-        ``[R, H, 4]`` float64 features.
+        ``[N, 4]`` float64 features.
     """
-    s = np.arange(horizon, dtype=np.float64) / 100.0
-    feats = np.stack([s, s**2, s**3, np.ones_like(s)], axis=-1)
-    return np.broadcast_to(feats, (num_rollouts, horizon, 4))
+    s = np.asarray(steps, dtype=np.float64) / 100.0
+    return np.stack([s, s**2, s**3, np.ones_like(s)], axis=-1)
 
 
 def ridge_least_squares(
@@ -66,7 +64,8 @@ def ridge_least_squares(
 class LinearModelBaseline(Baseline):
     """Shared fit/predict of a linear model ``b(s_h) = phi(s_h)^T c`` on masked steps.
 
-    Subclasses define the features ``phi``.
+    Subclasses define the features ``phi``. They are built for the real steps only: where
+    episodes end early (budget sampling), padding can outnumber real steps several times.
     """
 
     def __init__(self, reg_coeff: float = 1e-5) -> None:
@@ -75,9 +74,14 @@ class LinearModelBaseline(Baseline):
         self._reg_coeff = float(reg_coeff)
         self._coeffs: np.ndarray | None = None
 
-    def _features(self, observations: np.ndarray) -> np.ndarray:
-        """Return ``[R, H, F]`` float64 features of ``[R, H, obs_dim]`` observations."""
+    def _features(self, observations: np.ndarray, steps: np.ndarray) -> np.ndarray:
+        """Return ``[N, F]`` float64 features of ``[N, obs_dim]`` observations at time ``steps``."""
         raise NotImplementedError
+
+    def _real_step_features(self, observations: np.ndarray, real: np.ndarray) -> np.ndarray:
+        """Features ``[N, F]`` of the ``N`` real steps of ``[R, H, obs_dim]``, in row-major order."""
+        _, steps = np.nonzero(real)
+        return self._features(observations[real], steps)
 
     def fit(self, observations: np.ndarray, returns: np.ndarray, mask: np.ndarray) -> None:
         """Fit the coefficients on the real steps only (see :meth:`Baseline.fit`).
@@ -95,8 +99,7 @@ class LinearModelBaseline(Baseline):
             return
         if not np.all(np.isfinite(returns[real])):
             raise ValueError("returns must be finite on real steps (mask > 0)")
-        clean_obs = np.where(real[..., None], observations, 0.0)
-        feats = self._features(clean_obs)[real]
+        feats = self._real_step_features(observations, real)
         coeffs = ridge_least_squares(feats, returns[real], reg_coeff=self._reg_coeff)
         if coeffs is None:
             warnings.warn(
@@ -117,15 +120,15 @@ class LinearModelBaseline(Baseline):
         if self._coeffs is None:
             return np.zeros(observations.shape[:2], dtype=np.float32)
         real = mask > 0
-        clean_obs = np.where(real[..., None], observations, 0.0)
-        feats = self._features(clean_obs)
+        feats = self._real_step_features(observations, real)
         if feats.shape[-1] != self._coeffs.shape[0]:
             raise ValueError(
                 f"{type(self).__name__} was fit with {self._coeffs.shape[0]} features, got "
                 f"observations {observations.shape} giving {feats.shape[-1]}"
             )
-        pred = feats @ self._coeffs
-        return np.where(real, pred, 0.0).astype(np.float32)
+        pred = np.zeros(real.shape, dtype=np.float32)
+        pred[real] = feats @ self._coeffs
+        return pred
 
     def get_param_values(self) -> np.ndarray:
         """Return a copy of the coefficients, or an empty array before the first fit."""
@@ -163,10 +166,9 @@ class LinearFeatureBaseline(LinearModelBaseline):
         ValueError: if ``reg_coeff <= 0``.
     """
 
-    def _features(self, observations: np.ndarray) -> np.ndarray:
+    def _features(self, observations: np.ndarray, steps: np.ndarray) -> np.ndarray:
         o = np.clip(observations.astype(np.float64), -10.0, 10.0)
-        r, h = observations.shape[:2]
-        return np.concatenate([o, o**2, time_features(r, h)], axis=-1)
+        return np.concatenate([o, o**2, step_time_features(steps)], axis=-1)
 
 
 class LinearTimeBaseline(LinearModelBaseline):
@@ -179,6 +181,5 @@ class LinearTimeBaseline(LinearModelBaseline):
         ValueError: if ``reg_coeff <= 0``.
     """
 
-    def _features(self, observations: np.ndarray) -> np.ndarray:
-        r, h = observations.shape[:2]
-        return np.array(time_features(r, h))
+    def _features(self, observations: np.ndarray, steps: np.ndarray) -> np.ndarray:
+        return step_time_features(steps)
