@@ -164,6 +164,10 @@ class MetaRayEnvExecutor(ExecutorBase):
     Ray is initialised on first use if this process has not done so (see
     :func:`ensure_ray_initialized`); :meth:`close` kills the actors but leaves Ray running.
 
+    Each actor runs its policy with one BLAS thread, as the parallel executor's workers do: Ray
+    sets ``OMP_NUM_THREADS`` to an actor's CPU count (1) unless the user set it, and numpy's
+    OpenBLAS reads it (checked with Ray 2.60: ``openblas_get_num_threads()`` is 1 in an actor).
+
     Args:
         env: the :class:`~meta_policy_search.envs.MetaEnv` to copy; it is serialised once with
             Ray's cloudpickle, so a class defined in the running script is shipped by value,
