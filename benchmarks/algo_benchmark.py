@@ -51,7 +51,7 @@ import tensorflow as tf
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.machine_info import describe_machine, machine_info, write_results  # noqa: E402
+from benchmarks.machine_info import describe_machine, load_average, machine_info, write_results  # noqa: E402
 from meta_policy_search.meta_algos import DICEMAML, TRPOMAML, VPGMAML, MAMLAlgo, ProMP  # noqa: E402
 from meta_policy_search.policies import MetaGaussianMLPPolicy  # noqa: E402
 from meta_policy_search.types import SampleBatch  # noqa: E402
@@ -372,7 +372,7 @@ def main() -> None:
     else:
         meta_batch_size, rollouts, horizon, repeats = 40, 20, 100, args.repeats or 3
     machine = machine_info(tensorflow=tf.__version__, numpy=np.__version__)
-    machine["load_average_start"] = [round(x, 2) for x in os.getloadavg()]
+    machine["load_average_start"] = load_average()
     samples1 = make_samples(meta_batch_size, rollouts, horizon, 1)
     samples2 = make_samples(meta_batch_size, rollouts, horizon, 2)
     n = meta_batch_size
@@ -414,7 +414,7 @@ def main() -> None:
             extra = gradient_accuracy(gradient_samples, make_algo, extra)
         rows.append(bench_pair(label, make_algo, call, n, repeats, extra))
     conversion = to_tensor_timing(samples1, ProMP(make_policy(n), 0.1, n, 1))
-    machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    machine["load_average_end"] = load_average()
     result = {
         "config": {"meta_batch_size": n, "rollouts_per_meta_task": rollouts,
                    "max_path_length": horizon, "hidden_sizes": list(HIDDEN), "obs_dim": OBS_DIM,

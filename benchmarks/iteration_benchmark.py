@@ -51,7 +51,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.algo_benchmark import tracing_counts  # noqa: E402
-from benchmarks.machine_info import describe_machine, machine_info, write_results  # noqa: E402
+from benchmarks.machine_info import describe_machine, load_average, machine_info, write_results  # noqa: E402
 
 ALGOS = ("promp", "trpo_maml")
 """Registry names (:mod:`meta_policy_search.experiment.registry`) of the benchmarked algorithms."""
@@ -246,7 +246,7 @@ def main() -> None:
     )
     machine = machine_info(tensorflow=tf.__version__, numpy=np.__version__,
                            mujoco=mujoco.__version__)
-    machine["load_average_start"] = [round(x, 2) for x in os.getloadavg()]
+    machine["load_average_start"] = load_average()
     logger.configure(dir=tempfile.mkdtemp(prefix="iteration_benchmark_"), format_strs=["log"])
 
     names = [f"{w}-{a}" for w in WORKLOADS for a in ALGOS]
@@ -281,7 +281,7 @@ def main() -> None:
         retrace = retrace_run("trpo_maml", RETRACE_FLAGS, retrace_iterations)
         print(f"budget-mode retrace run: sizes {retrace['episode_axis_sizes']}, traces "
               f"{ {k: n for k, n in retrace['tracing_counts'].items() if n} }", flush=True)
-    machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    machine["load_average_end"] = load_average()
     result = {"quick": args.quick, "iterations": iterations, "machine": machine,
               "mj_step": raw, "runs": runs, "retrace": retrace}
     write_results(args.output_dir, "iteration_quick" if args.quick else "iteration", result, write_markdown)

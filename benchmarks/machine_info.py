@@ -40,6 +40,11 @@ def machine_info(**versions: str) -> dict:
     }
 
 
+def load_average() -> list[float]:
+    """The 1, 5 and 15 min load averages, rounded to 2 decimals (recorded at a run's start and end)."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
 def write_results(
     output_dir: Path, stem: str, result: dict, write_markdown: Callable[[Path, dict], None]
 ) -> None:

@@ -36,7 +36,7 @@ from benchmarks.algo_benchmark import (  # noqa: E402
     make_samples,
     optimize,
 )
-from benchmarks.machine_info import describe_machine, machine_info, write_results  # noqa: E402
+from benchmarks.machine_info import describe_machine, load_average, machine_info, write_results  # noqa: E402
 from meta_policy_search.meta_algos import TRPOMAML, MAMLAlgo  # noqa: E402
 from meta_policy_search.policies import MetaGaussianMLPPolicy  # noqa: E402
 from meta_policy_search.types import SampleBatch  # noqa: E402
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> None:
     'gauss_newton' (new), XLA on (TRPO-MAML's default), on the W0 and W1 workloads."""
     repeats = args.repeats or (2 if args.quick else 5)
     machine = machine_info(tensorflow=tf.__version__, numpy=np.__version__)
-    machine["load_average_start"] = [round(x, 2) for x in os.getloadavg()]
+    machine["load_average_start"] = load_average()
     selected = [c for c in args.only.split(",") if c] or list(WORKLOADS)
     rows = []
     for workload in selected:
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> None:
         )
         row.update(workload=workload, shape=[n, rollouts, horizon, obs_dim, act_dim])
         rows.append(row)
-    machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    machine["load_average_end"] = load_average()
     result = {"config": {"repeats": repeats, "quick": args.quick, "hidden_sizes": list(HIDDEN)},
               "machine": machine, "rows": rows}
     stem = "algo_steps_metastep_quick" if args.quick else "algo_steps_metastep"

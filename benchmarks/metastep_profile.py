@@ -50,7 +50,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.algo_benchmark import WORKLOADS, make_policy, make_samples  # noqa: E402
-from benchmarks.machine_info import describe_machine, machine_info, write_results  # noqa: E402
+from benchmarks.machine_info import describe_machine, load_average, machine_info, write_results  # noqa: E402
 from meta_policy_search.meta_algos import TRPOMAML, ProMP  # noqa: E402
 
 GOALS = {"W0": {"trpo_step": 0.4}, "W1": {"promp_outer": 0.5, "trpo_step": 1.5}}
@@ -222,9 +222,9 @@ def main() -> None:
     parser.add_argument("--output_dir", type=Path, default=REPO / "benchmarks" / "results")
     args = parser.parse_args()
     machine = machine_info(tensorflow=tf.__version__, numpy=np.__version__)
-    machine["load_average_start"] = [round(x, 2) for x in os.getloadavg()]
+    machine["load_average_start"] = load_average()
     rows = [profile_workload(w, args.repeats) for w in ([c for c in args.only.split(",") if c] or WORKLOADS)]
-    machine["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    machine["load_average_end"] = load_average()
     result = {"config": {"repeats": args.repeats}, "machine": machine, "rows": rows}
     write_results(args.output_dir, "metastep_profile", result, write_markdown)
 

@@ -28,7 +28,7 @@ import tensorflow as tf
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.machine_info import describe_machine, machine_info, write_results  # noqa: E402
+from benchmarks.machine_info import describe_machine, load_average, machine_info, write_results  # noqa: E402
 from meta_policy_search.meta_algos import ProMP  # noqa: E402
 from meta_policy_search.meta_algos.batch import to_tensor_batch  # noqa: E402
 from meta_policy_search.policies import MetaGaussianMLPPolicy  # noqa: E402
@@ -64,6 +64,19 @@ def short_episode_samples(rng: np.random.Generator, tasks: int) -> SampleBatch:
     )
 
 
+def sample_shape(samples: SampleBatch) -> dict:
+    """Horizon, episode slots per task, real steps and padded slots of ``samples``."""
+    return {"horizon": samples.mask.shape[2], "padded_episodes": samples.mask.shape[1],
+            "real_steps": int(samples.mask.sum()), "padded_slots": int(samples.mask.size)}
+
+
+def describe_samples(result: dict) -> str:
+    """'20 tasks, Humanoid-shaped synthetic samples: ... real steps in ... padded slots (...)'."""
+    return (f"{result['tasks']} tasks, Humanoid-shaped synthetic samples: "
+            f"{result['real_steps']:,} real steps in {result['padded_slots']:,} padded slots "
+            f"({result['padded_episodes']} episode slots of H = {result['horizon']} per task)")
+
+
 def time_step(tasks: int, pack: bool, samples: list[SampleBatch]) -> float:
     """Seconds of one ``optimize_policy`` after a warm-up call (tracing) on fresh samples."""
     policy = MetaGaussianMLPPolicy(tasks, OBS, ACT, hidden_sizes=HIDDEN, seed=0)
@@ -82,7 +95,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--output_dir", type=Path, default=REPO / "benchmarks" / "results")
     args = parser.parse_args()
-    load_start = [round(x, 2) for x in os.getloadavg()]
+    load_start = load_average()
     rng = np.random.default_rng(0)
     samples = [short_episode_samples(rng, args.tasks) for _ in range(2)]
     times: dict[str, list[float]] = {"packed": [], "padded": []}
@@ -90,13 +103,11 @@ def main() -> None:
         for name in times:
             times[name].append(time_step(args.tasks, name == "packed", samples))
             print(name, round(times[name][-1], 2), flush=True)
-    real = int(samples[0].mask.sum())
     machine = machine_info(tensorflow=tf.__version__, numpy=np.__version__)
-    machine.update(load_average_start=load_start, load_average_end=[round(x, 2) for x in os.getloadavg()])
+    machine.update(load_average_start=load_start, load_average_end=load_average())
     result = {
         "machine": machine,
-        "tasks": args.tasks, "rollouts": R, "horizon": H, "padded_episodes": samples[0].mask.shape[1],
-        "real_steps": real, "padded_slots": int(samples[0].mask.size),
+        "tasks": args.tasks, "rollouts": R, **sample_shape(samples[0]),
         "packed_s": min(times["packed"]), "padded_s": min(times["padded"]),
         "speedup": min(times["padded"]) / min(times["packed"]),
     }
@@ -107,10 +118,8 @@ def write_markdown(path: Path, result: dict) -> None:
     """The result as a short table."""
     lines = [
         "# Packed vs padded samples in ProMP's meta-step", "",
-        f"`ProMP.optimize_policy` (5 PPO steps, 1 inner step, no XLA), {result['tasks']} tasks, "
-        f"Humanoid-shaped synthetic samples: {result['real_steps']:,} real steps in "
-        f"{result['padded_slots']:,} padded slots ({result['padded_episodes']} episode slots of "
-        f"H = {result['horizon']} per task). Best of the interleaved repeats, after a warm-up call.",
+        f"`ProMP.optimize_policy` (5 PPO steps, 1 inner step, no XLA), {describe_samples(result)}. "
+        "Best of the interleaved repeats, after a warm-up call.",
         "",
         "| layout | seconds per meta-step |", "|---|---:|",
         f"| padded `[R, H]` (before) | {result['padded_s']:.2f} |",

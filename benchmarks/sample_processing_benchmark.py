@@ -29,8 +29,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.machine_info import describe_machine, machine_info, write_results  # noqa: E402
-from benchmarks.packing_benchmark import short_episode_samples  # noqa: E402
+from benchmarks.machine_info import describe_machine, load_average, machine_info, write_results  # noqa: E402
+from benchmarks.packing_benchmark import describe_samples, sample_shape, short_episode_samples  # noqa: E402
 
 CHILD = """
 import json, sys, time
@@ -81,7 +81,7 @@ def main() -> None:
     parser.add_argument("--note", default="", help="added to the load average, e.g. '; shared'")
     parser.add_argument("--output_dir", type=Path, default=REPO / "benchmarks" / "results")
     args = parser.parse_args()
-    load_start = [round(x, 2) for x in os.getloadavg()]
+    load_start = load_average()
     samples = short_episode_samples(np.random.default_rng(0), args.tasks)
     checkouts = [c.resolve() for c in args.checkouts]
     times: dict[str, list[float]] = {str(c): [] for c in checkouts}
@@ -96,11 +96,9 @@ def main() -> None:
                 print(checkout, [round(t, 2) for t in times[str(checkout)]], flush=True)
     machine = machine_info(numpy=np.__version__)
     machine.update(load_average_start=load_start,
-                   load_average_end=[round(x, 2) for x in os.getloadavg()])
+                   load_average_end=load_average())
     result = {
-        "machine": machine, "note": args.note, "tasks": args.tasks, "horizon": samples.mask.shape[2],
-        "episode_slots": samples.mask.shape[1], "real_steps": int(samples.mask.sum()),
-        "padded_slots": int(samples.mask.size),
+        "machine": machine, "note": args.note, "tasks": args.tasks, **sample_shape(samples),
         "checkouts": [{"commit": git_commit(c), "best_s": min(times[str(c)]),
                        "times_s": times[str(c)]} for c in checkouts],
     }
@@ -112,10 +110,8 @@ def write_markdown(path: Path, result: dict) -> None:
     lines = [
         "# Sample processing of one inner step on Humanoid-shaped paths", "",
         f"`MetaSampleProcessor.process_samples` with the `LinearFeatureBaseline` (700 features), "
-        f"{result['tasks']} tasks, {result['real_steps']:,} real steps in "
-        f"{result['padded_slots']:,} padded slots ({result['episode_slots']} episode slots of "
-        f"H = {result['horizon']} per task). Best call of each checkout, timed interleaved in "
-        "one run, each in fresh processes.", "",
+        f"{describe_samples(result)}. Best call of each checkout, timed interleaved in one run, "
+        "each in fresh processes.", "",
         "| commit | seconds per call (best) | all calls |", "|---|---:|---|",
     ]
     for row in result["checkouts"]:
