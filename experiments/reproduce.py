@@ -513,8 +513,30 @@ def comparison_markdown(curves: Sequence[Curve], reference: Sequence[ReferencePo
                      f"{seed_list(curve.runs)}, {curve.metric}, {steps} timesteps per "
                      f"iteration, n_itr {params['n_itr']}, sampling_mode "
                      f"{params.get('sampling_mode')}")
+    lines += ["", *wall_time_table(curves)]
     lines += ["", f"Paper values: {reference_provenance()}", ""]
     return "\n".join(lines)
+
+
+def wall_time_table(curves: Sequence[Curve]) -> list[str]:
+    """Markdown lines: each run's iterations and wall time (the sum of its ``ItrTime``)."""
+    lines = [
+        "Wall time: the sum of each run's `ItrTime` (a resumed run counts the iterations it "
+        "logged, not the time lost to the interruption); the machine was often shared, so "
+        "compare per-iteration times with care.", "",
+        "| env | algorithm | seed | iterations | wall time | per iteration: mean (min - max) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for curve in curves:
+        for run in sorted(curve.runs, key=lambda run: str(run.params.get("seed"))):
+            times = run.columns.get("ItrTime", np.array([]))
+            times = times[np.isfinite(times)]
+            if not len(times):
+                continue
+            lines.append(f"| {curve.env} | {curve.algo.legend} | {run.params.get('seed', '?')} "
+                         f"| {len(times)} | {times.sum():.0f} s | {times.mean():.1f} s "
+                         f"({times.min():.1f} - {times.max():.1f}) |")
+    return lines
 
 
 def seed_list(runs: Sequence[LoggedRun]) -> str:

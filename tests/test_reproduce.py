@@ -148,13 +148,13 @@ def test_a_run_older_than_a_config_field_counts_it_as_its_default(tmp_path):
 
 
 # ---------------------------------------------------------------------------- comparison
-def fake_run(directory, params, returns, per_itr):
+def fake_run(directory, params, returns, per_itr, itr_time=lambda itr: 2.0):
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, "progress.csv"), "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["Itr", "n_timesteps", "ItrTime", "Step_1-AverageReturn"])
         for itr, value in enumerate(returns):
-            writer.writerow([itr, (itr + 1) * per_itr, 2.0, value])
+            writer.writerow([itr, (itr + 1) * per_itr, itr_time(itr), value])
     with open(os.path.join(directory, "params.json"), "w") as f:
         json.dump(params, f)
     return plot.find_runs([str(directory)])[0]
@@ -165,7 +165,8 @@ def test_comparison_interpolates_ours_at_the_papers_timesteps(tmp_path):
     params = {"algo": "promp", "env": "HalfCheetahRandDirecEnv", "meta_batch_size": 40,
               "rollouts_per_meta_task": 20, "max_path_length": 100, "num_inner_grad_steps": 1,
               "n_itr": 100, "sampling_mode": "budget"}
-    seeds = [fake_run(tmp_path / f"s{s}", {**params, "seed": s}, np.arange(100.0) * s, 160_000)
+    seeds = [fake_run(tmp_path / f"s{s}", {**params, "seed": s}, np.arange(100.0) * s, 160_000,
+                      itr_time=lambda itr, s=s: s * (1.0 + itr % 2))  # s, 2s, s, 2s, ...
              for s in (1, 2)]
     curve = reproduce.Curve(get_algorithm("promp"), "HalfCheetahRandDirecEnv",
                             "Step_1-AverageReturn", seeds)
@@ -179,6 +180,8 @@ def test_comparison_interpolates_ours_at_the_papers_timesteps(tmp_path):
            "| 92.2 +- 30.8 | 2 | -102.8 | no |" in text
     assert "not reached yet: HalfCheetahRandDirecEnv ProMP at 2e7" in text
     assert "ProMP (`promp`) on HalfCheetahRandDirecEnv: seeds 1, 2," in text
+    assert "| HalfCheetahRandDirecEnv | ProMP | 1 | 100 | 150 s | 1.5 s (1.0 - 2.0) |" in text
+    assert "| HalfCheetahRandDirecEnv | ProMP | 2 | 100 | 300 s | 3.0 s (2.0 - 4.0) |" in text
     png = reproduce.draw_comparison([curve], reference, ["HalfCheetahRandDirecEnv"],
                                     str(tmp_path / "cmp.png"))
     with open(png, "rb") as f:
