@@ -348,3 +348,29 @@ def test_log_diagnostics_on_real_rollouts(cls):
     stats = env.log_diagnostics(_paths(env_infos, np.ones((1, 1, horizon), np.float32)), "Step_0-")
     assert stats and all(k.startswith("Step_0-") for k in stats)
     assert all(np.isfinite(v) for v in stats.values())
+
+
+# meta-env -> gymnasium env with the same model, frame skip and reset noise
+GYMNASIUM_TWINS = {HalfCheetahRandDirecEnv: "HalfCheetah-v5", HumanoidRandDirec2DEnv: "Humanoid-v5"}
+
+
+@pytest.mark.parametrize("cls", list(GYMNASIUM_TWINS), ids=_ids(GYMNASIUM_TWINS))
+def test_physics_and_termination_are_gymnasiums(cls):
+    """Same seed and actions: the same states and end of episode as gymnasium's own env.
+
+    The README's Humanoid analysis rests on this (our episode lengths are gymnasium's).
+    """
+    import gymnasium
+
+    ours, twin = cls(), gymnasium.make(GYMNASIUM_TWINS[cls]).unwrapped
+    for seed in (0, 1):
+        ours.reset(seed=seed)
+        twin.reset(seed=seed)
+        for action in _actions(ours, 60, seed=seed):
+            _, _, ours_done, _, _ = ours.step(action)
+            _, _, twin_done, _, _ = twin.step(action)
+            np.testing.assert_array_equal(ours.data.qpos, twin.data.qpos)
+            np.testing.assert_array_equal(ours.data.qvel, twin.data.qvel)
+            assert ours_done == twin_done
+            if ours_done:
+                break
