@@ -281,7 +281,6 @@ class MAMLAlgo(tf.Module):
                 samples,
                 self.policy.dtype,
                 require_adjusted_rewards=self.needs_adjusted_rewards,
-                pack=not self.jit_compile,
             )
             self._tensor_cache.put(samples, batch)
         return batch

@@ -26,10 +26,10 @@ class TensorBatch(NamedTuple):
         actions: ``[T, M, act_dim]``.
         old_mean: ``[T, M, act_dim]`` mean of the sampling distribution.
         old_log_std: ``[T, M, act_dim]`` log-std of the sampling distribution.
-        step_index: ``[T, R * H]`` int32: where :meth:`per_step` reads each step's value in
-            the ``[T, M + 1]`` values with a zero column appended, flattened: ``t * (M + 1)``
-            plus the packed row of a real step, or plus ``M`` (the zero) on padding. ``None``
-            for an unpacked batch (``M = R * H``, rows in the ``[R, H]`` order).
+        row_target: ``[T, M, 1]`` int32: where :meth:`per_step` writes each packed row's value
+            in the flattened ``[T, R, H]`` layout, ``t * R * H`` plus the step's ``[R, H]``
+            position, or ``T * R * H`` (a slot dropped afterwards) for a row past the task's real
+            steps. ``None`` for an unpacked batch (``M = R * H``, rows in the ``[R, H]`` order).
         mask: ``[T, R, H]``.
         advantages: ``[T, R, H]``.
         rewards: ``[T, R, H]``.
@@ -41,7 +41,7 @@ class TensorBatch(NamedTuple):
     actions: tf.Tensor
     old_mean: tf.Tensor
     old_log_std: tf.Tensor
-    step_index: tf.Tensor | None
+    row_target: tf.Tensor | None
     mask: tf.Tensor
     advantages: tf.Tensor
     rewards: tf.Tensor
@@ -53,11 +53,16 @@ class TensorBatch(NamedTuple):
         return {"mean": self.old_mean, "log_std": self.old_log_std}
 
     def per_step(self, values: tf.Tensor) -> tf.Tensor:
-        """Scatter ``[T, M]`` per-row values into the ``[T, R, H]`` layout, 0 on padding."""
-        if self.step_index is None:
+        """Scatter ``[T, M]`` per-row values into the ``[T, R, H]`` layout, 0 on padding.
+
+        A scatter, not a gather from the packed values: XLA differentiates ``scatter_nd`` twice
+        (TRPO's Gauss-Newton product), where a gather's second derivative failed to compile.
+        """
+        if self.row_target is None:
             return tf.reshape(values, tf.shape(self.mask))
-        with_zero_row = tf.reshape(tf.pad(values, [[0, 0], [0, 1]]), [-1])
-        return tf.reshape(tf.gather(with_zero_row, self.step_index), tf.shape(self.mask))
+        slots = tf.size(self.mask)
+        scattered = tf.scatter_nd(self.row_target, values, tf.reshape(slots + 1, [1]))
+        return tf.reshape(scattered[:slots], tf.shape(self.mask))
 
 
 def to_tensor_batch(
@@ -75,8 +80,7 @@ def to_tensor_batch(
             without it missing adjusted rewards become zeros, which only keeps the graph
             signature fixed.
         pack: pack the real steps (see :class:`TensorBatch`); ``False`` keeps the padded
-            ``R * H`` rows (XLA cannot differentiate the packed layout's gather twice, which
-            TRPO's Gauss-Newton product does).
+            ``R * H`` rows.
 
     Raises:
         ValueError: if the batch has no advantages (it was not processed), ranks are wrong, or
@@ -116,7 +120,7 @@ def to_tensor_batch(
         actions=flat(samples.actions),
         old_mean=flat(samples.agent_infos["mean"]),
         old_log_std=flat(samples.agent_infos["log_std"]),
-        step_index=None if packed_layout is None else tf.constant(packed_layout[1]),
+        row_target=None if packed_layout is None else tf.constant(packed_layout[1]),
         mask=step(samples.mask),
         advantages=step(samples.advantages),
         rewards=step(samples.rewards),
@@ -131,19 +135,19 @@ def packing(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         mask: ``[T, R, H]``, nonzero on real steps.
 
     Returns:
-        ``(rows, step_index, real_rows)``: ``rows [T, M]`` the flat ``R * H`` position that each
-        packed row takes its data from (real steps first, in order); ``step_index [T, R * H]``
-        int32, ``t * (M + 1)`` plus the packed row of each real step or plus ``M`` on padding
-        (see :meth:`TensorBatch.per_step`); ``real_rows [T, M]`` bool, whether a row holds a
-        real step.
+        ``(rows, row_target, real_rows)``: ``rows [T, M]`` the flat ``R * H`` position that each
+        packed row takes its data from (real steps first, in order); ``row_target [T, M, 1]``
+        int32, where :meth:`TensorBatch.per_step` writes each row (``t * R * H`` plus that
+        position, or ``T * R * H`` for rows past the real steps); ``real_rows [T, M]`` bool,
+        whether a row holds a real step.
     """
     num_tasks, _, horizon = mask.shape
     real = np.asarray(mask).reshape(num_tasks, -1) != 0
+    slots = real.shape[1]
     counts = real.sum(axis=1)
     most = int(counts.max(initial=0))
-    num_rows = min(real.shape[1], max(horizon, -(-most // horizon) * horizon))
+    num_rows = min(slots, max(horizon, -(-most // horizon) * horizon))
     rows = np.argsort(~real, axis=1, kind="stable")[:, :num_rows]
-    packed_row = np.where(real, np.cumsum(real, axis=1) - 1, num_rows)
-    step_index = (packed_row + (num_rows + 1) * np.arange(num_tasks)[:, None]).astype(np.int32)
     real_rows = np.arange(num_rows) < counts[:, None]
-    return rows, step_index, real_rows
+    target = np.where(real_rows, rows + slots * np.arange(num_tasks)[:, None], num_tasks * slots)
+    return rows, target.astype(np.int32)[..., None], real_rows
