@@ -26,6 +26,7 @@ from meta_policy_search.envs.mujoco_envs.diagnostics import (
     forward_return_diagnostics,
     velocity_diagnostics,
 )
+from meta_policy_search.envs.mujoco_envs.paper_physics import use_gym_humanoid_hips
 from meta_policy_search.types import PathBatch
 
 # class -> (obs_dim, act_dim, frame_skip)
@@ -350,7 +351,8 @@ def test_log_diagnostics_on_real_rollouts(cls):
     assert all(np.isfinite(v) for v in stats.values())
 
 
-# meta-env -> gymnasium env with the same model, frame skip and reset noise
+# meta-env -> gymnasium env with the same model (after paper_physics' patches), frame skip and
+# reset noise
 GYMNASIUM_TWINS = {HalfCheetahRandDirecEnv: "HalfCheetah-v5", HumanoidRandDirec2DEnv: "Humanoid-v5"}
 
 
@@ -363,6 +365,8 @@ def test_physics_and_termination_are_gymnasiums(cls):
     import gymnasium
 
     ours, twin = cls(), gymnasium.make(GYMNASIUM_TWINS[cls]).unwrapped
+    if cls is HumanoidRandDirec2DEnv:
+        use_gym_humanoid_hips(twin.model)  # gym 0.10.5's model, as ours (tests/test_paper_physics.py)
     for seed in (0, 1):
         ours.reset(seed=seed)
         twin.reset(seed=seed)

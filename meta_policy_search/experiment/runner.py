@@ -62,6 +62,7 @@ from meta_policy_search.experiment.configs import (  # noqa: F401 - re-exported
     VPGMAMLConfig,
 )
 from meta_policy_search.experiment.paper import describe_paper_entry
+from meta_policy_search.experiment.provenance import record_launch
 from meta_policy_search.experiment.run_checks import PreparedRun, prepare_run  # noqa: F401 - re-exported
 from meta_policy_search.utils.quiet_tf import import_tensorflow
 
@@ -348,9 +349,10 @@ def run_experiment(
         max_nonfinite_outer_steps=config.max_nonfinite_outer_steps,
         callbacks=build_callbacks(config, make_callbacks),
     )
+    start_itr = trainer.restore() if resume else 0
     if resume:
-        start_itr = trainer.restore()
         logger.log(f"Resuming {config.dump_path} at iteration {start_itr}")
+    record_launch(config.dump_path, start_itr)
     try:
         trainer.train()
     finally:

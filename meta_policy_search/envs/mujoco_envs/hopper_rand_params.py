@@ -5,6 +5,7 @@ from __future__ import annotations
 from gymnasium.envs.mujoco.hopper_v5 import HopperEnv
 
 from meta_policy_search.envs.mujoco_envs.common import ForwardRewardEnv, HealthyTerminationMixin
+from meta_policy_search.envs.mujoco_envs.paper_physics import use_rand_param_envs_timestep
 from meta_policy_search.envs.mujoco_envs.rand_params import RandParamsEnv
 
 CTRL_COST_WEIGHT = 1e-3
@@ -44,5 +45,6 @@ class HopperRandParamsEnv(PlanarRunMixin, RandParamsEnv, HopperEnv):
 
     def __init__(self, render_mode: str | None = None) -> None:
         HopperEnv.__init__(self, frame_skip=4, render_mode=render_mode)
+        use_rand_param_envs_timestep(self)
         self._save_original_params()
         self._finish_meta_init(self.default_task(), render_mode)

@@ -11,6 +11,7 @@ from meta_policy_search.envs.mujoco_envs.common import (
     squared_norm,
 )
 from meta_policy_search.envs.mujoco_envs.diagnostics import forward_return_diagnostics
+from meta_policy_search.envs.mujoco_envs.paper_physics import use_gym_humanoid_hips
 from meta_policy_search.envs.mujoco_envs.tasks import DirectionTaskEnv
 from meta_policy_search.types import PathBatch
 
@@ -72,4 +73,5 @@ class HumanoidRandDirecEnv(HumanoidMixin, DirectionTaskEnv, HumanoidEnv):
 
     def __init__(self, render_mode: str | None = None) -> None:
         HumanoidEnv.__init__(self, frame_skip=5, render_mode=render_mode)
+        use_gym_humanoid_hips(self.model)
         self._finish_meta_init(1.0, render_mode)

@@ -6,6 +6,7 @@ import numpy as np
 from gymnasium.envs.mujoco.humanoid_v5 import HumanoidEnv
 
 from meta_policy_search.envs.mujoco_envs.humanoid_rand_direc import HumanoidMixin
+from meta_policy_search.envs.mujoco_envs.paper_physics import use_gym_humanoid_hips
 from meta_policy_search.envs.mujoco_envs.tasks import Direction2DTaskEnv
 
 
@@ -27,4 +28,5 @@ class HumanoidRandDirec2DEnv(HumanoidMixin, Direction2DTaskEnv, HumanoidEnv):
 
     def __init__(self, render_mode: str | None = None) -> None:
         HumanoidEnv.__init__(self, frame_skip=5, render_mode=render_mode)
+        use_gym_humanoid_hips(self.model)
         self._finish_meta_init(np.array([1.0, 0.0]), render_mode)

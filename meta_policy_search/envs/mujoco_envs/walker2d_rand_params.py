@@ -5,6 +5,10 @@ from __future__ import annotations
 from gymnasium.envs.mujoco.walker2d_v5 import Walker2dEnv
 
 from meta_policy_search.envs.mujoco_envs.hopper_rand_params import PlanarRunMixin
+from meta_policy_search.envs.mujoco_envs.paper_physics import (
+    use_gym_walker2d_feet,
+    use_rand_param_envs_timestep,
+)
 from meta_policy_search.envs.mujoco_envs.rand_params import RandParamsEnv
 
 
@@ -27,5 +31,7 @@ class Walker2DRandParamsEnv(PlanarRunMixin, RandParamsEnv, Walker2dEnv):
 
     def __init__(self, render_mode: str | None = None) -> None:
         Walker2dEnv.__init__(self, frame_skip=4, render_mode=render_mode)
+        use_gym_walker2d_feet(self.model)
+        use_rand_param_envs_timestep(self)
         self._save_original_params()
         self._finish_meta_init(self.default_task(), render_mode)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from gymnasium.envs.mujoco.walker2d_v5 import Walker2dEnv
 
 from meta_policy_search.envs.mujoco_envs.common import HealthyTerminationMixin
+from meta_policy_search.envs.mujoco_envs.paper_physics import use_gym_walker2d_feet
 from meta_policy_search.envs.mujoco_envs.tasks import VelocityTaskEnv
 from meta_policy_search.envs.mujoco_envs.walker2d_rand_direc import CTRL_COST_WEIGHT, FRAME_SKIP
 
@@ -35,4 +36,5 @@ class Walker2DRandVelEnv(HealthyTerminationMixin, VelocityTaskEnv, Walker2dEnv):
 
     def __init__(self, render_mode: str | None = None) -> None:
         Walker2dEnv.__init__(self, frame_skip=FRAME_SKIP, render_mode=render_mode)
+        use_gym_walker2d_feet(self.model)
         self._finish_meta_init(self._default_velocity(), render_mode)
