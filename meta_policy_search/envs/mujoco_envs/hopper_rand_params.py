@@ -31,13 +31,14 @@ class HopperRandParamsEnv(PlanarRunMixin, RandParamsEnv, HopperEnv):
     * Observation: gymnasium v5's 11 dims (``qpos[1:]``, ``qvel`` clipped to ``[-10, 10]``).
     * Info: ``forward_vel``, ``reward_forward``, ``reward_ctrl``, ``reward_survive``.
 
-    Differences from the paper's mujoco-py version: the task holds multipliers rather than
-    absolute values. As in the original, derived model constants (``body_subtreemass``,
-    ``*_invweight0``) are not recomputed after scaling. The physics engine differs: MuJoCo 3
-    here, MuJoCo 1.31 (mujoco-py 0.5.7 in ``rand_param_envs``) in the paper. With the paper's
-    settings, ProMP and MAML-TRPO both reach about 278 at 1e7 steps where the paper's curves show
-    205 and 222 (README, "Reproduced results"); the model, reward, termination and task
-    distribution match the original, so the engine is the likely cause.
+    Model: ``rand_param_envs``' hopper, as the paper ran it: gym's ``hopper.xml`` at its time
+    step of 0.004 s, so one env step is 4 x 0.004 = 0.016 s (gymnasium's model: 0.008 s). See
+    :mod:`.paper_physics`.
+
+    Differences from the paper's version: the task holds multipliers rather than absolute
+    values. As in the original, derived model constants (``body_subtreemass``,
+    ``*_invweight0``) are not recomputed after scaling. The engine is MuJoCo 4 here, MuJoCo 1.31
+    (mujoco-py 0.5.7 in ``rand_param_envs``) in the paper.
 
     Args:
         render_mode: gymnasium render mode, or ``None``.

@@ -64,6 +64,8 @@ class HumanoidRandDirecEnv(HumanoidMixin, DirectionTaskEnv, HumanoidEnv):
     * Termination: root z outside ``(1, 2)``.
     * Observation: gymnasium v5's 348 dims. The original had 376: gymnasium v5 leaves out the
       world body's rows of ``cinert``, ``cvel`` and ``cfrc_ext``, which carry no information.
+    * Model: gym 0.10.5's humanoid, as the paper ran it: gymnasium's ``humanoid.xml`` with
+      ``left_hip_y``'s range set back to -120 to 20 degrees (see :mod:`.paper_physics`).
     * Info: ``forward_vel`` (``v_x`` of the centre of mass, not multiplied by ``d``),
       ``reward_forward``, ``reward_ctrl``, ``reward_contact``, ``reward_survive``.
 

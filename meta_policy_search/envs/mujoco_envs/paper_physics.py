@@ -24,8 +24,8 @@ GYM_WALKER2D_RIGHT_FOOT_FRICTION = 0.9
 ``walker2d_v5.xml`` gives both feet 1.9)."""
 
 GYM_HUMANOID_LEFT_HIP_Y_RANGE_DEGREES = (-120.0, 20.0)
-"""Range of gym's ``humanoid.xml`` joint ``left_hip_y`` (gymnasium's: -110 to 20; the right hip
-has -120 to 20 in both)."""
+"""Range of gym's ``humanoid.xml`` joint ``left_hip_y``; gymnasium's model gives it -110 to 20,
+the range both models give ``right_hip_y``."""
 
 
 def use_rand_param_envs_timestep(env: Any) -> None:

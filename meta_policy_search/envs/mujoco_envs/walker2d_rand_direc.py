@@ -24,8 +24,9 @@ class Walker2DRandDirecEnv(HealthyTerminationMixin, DirectionTaskEnv, Walker2dEn
     * Info: ``forward_vel`` (``v``, not multiplied by ``d``), ``reward_forward``,
       ``reward_ctrl``, ``reward_survive``.
 
-    Differences from the paper's mujoco-py version: gymnasium v5's ``walker2d_v5.xml`` gives
-    both feet the same friction (0.9); the old model's left foot had 1.9.
+    Model: gym 0.10.5's walker, as the paper ran it: gymnasium's ``walker2d_v5.xml`` with the
+    right foot's friction set back to 0.9 (gymnasium gives both feet 1.9; see
+    :mod:`.paper_physics` and :doc:`/differences`). The engine is MuJoCo 4, not 1.50.
 
     Args:
         render_mode: gymnasium render mode, or ``None``.

@@ -21,9 +21,12 @@ class Walker2DRandParamsEnv(PlanarRunMixin, RandParamsEnv, Walker2dEnv):
     * Observation: gymnasium v5's 17 dims (``qpos[1:]``, ``qvel`` clipped to ``[-10, 10]``).
     * Info: ``forward_vel``, ``reward_forward``, ``reward_ctrl``, ``reward_survive``.
 
-    Differences from the paper's mujoco-py version: multipliers as tasks (see
-    :class:`HopperRandParamsEnv`) and gymnasium v5's walker model, whose feet have equal
-    friction (the old left foot had 1.9), before randomisation.
+    Model: ``rand_param_envs``' walker, as the paper ran it: gym's walker (right foot friction
+    0.9, see :class:`.Walker2DRandDirecEnv`) at its time step of 0.004 s, so one env step is
+    4 x 0.004 = 0.016 s (gymnasium's model: 0.008 s). See :mod:`.paper_physics`.
+
+    Differences from the paper's version: multipliers as tasks (see
+    :class:`HopperRandParamsEnv`) and the engine (MuJoCo 4 here, 1.31 in the paper).
 
     Args:
         render_mode: gymnasium render mode, or ``None``.

@@ -23,8 +23,7 @@ class Walker2DRandVelEnv(HealthyTerminationMixin, VelocityTaskEnv, Walker2dEnv):
     * Info: ``forward_vel``, ``reward_forward`` (``-|v - v*|``), ``reward_ctrl``,
       ``reward_survive``.
 
-    Differences from the paper's mujoco-py version: the feet's friction, see
-    :class:`Walker2DRandDirecEnv`.
+    Model: gym 0.10.5's walker (see :class:`.Walker2DRandDirecEnv`).
 
     Args:
         render_mode: gymnasium render mode, or ``None``.
