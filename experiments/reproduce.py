@@ -81,6 +81,7 @@ from meta_policy_search.experiment.paper import (
     timesteps_per_iteration,
 )
 from meta_policy_search.experiment.planning import Run, has_checkpoint, plan_run
+from meta_policy_search.experiment.provenance import read_provenance
 from meta_policy_search.experiment.registry import ALGORITHMS, Algorithm, get_algorithm
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 
@@ -110,7 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args, extra_args = parse_args(argv)
     try:
-        runs = plan_runs(args.algos, args.envs, args.seeds, args.timesteps, args.out, extra_args)
+        cells = grid_cells(args)
+        runs = plan_runs(cells, args.timesteps, args.out, extra_args)
         states = {run.key: run_state(run) for run in runs}
     except ValueError as error:
         raise SystemExit(f"reproduce.py: error: {error}") from None
@@ -125,8 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if args.ray_address else LocalLauncher(args.n_concurrent, OUTPUT_NAME))
         slots = None if args.ray_address else args.n_concurrent  # Ray: as many as it runs
         failed = run_grid(runs, todo, launcher, args.status_every, slots)
-    png, table = write_comparison(runs, args.out, " ".join(sys.argv if argv is None else
-                                                            ["reproduce.py", *argv]))
+    png, table = write_comparison(runs, args.out, grid_command(cells, args, extra_args))
     print(f"Wrote {png}\nWrote {table}")
     if failed:
         print("failed runs (see their output.txt; rerun the command to retry):\n  " +
@@ -138,13 +139,17 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
     """The grid's options and the arguments after ``--`` (passed to every run)."""
     argv, extra_args = split_passthrough_args(None if argv is None else list(argv))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--algos", nargs="+", required=True, metavar="ALGO",
+    parser.add_argument("--algos", nargs="+", default=[], metavar="ALGO",
                         help=f"algorithms: {', '.join(ALGORITHMS)}")
-    parser.add_argument("--envs", nargs="+", required=True, metavar="ENV",
+    parser.add_argument("--envs", nargs="+", default=[], metavar="ENV",
                         help=f"env class names (the paper ran {', '.join(paper_envs())}) or your "
                         "own env classes as package.module:ClassName (the config defaults, no "
                         "paper values)")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3], help="one run per seed")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3],
+                        help="one run per seed, for every algorithm and env of --algos x --envs")
+    parser.add_argument("--cells", nargs="+", default=[], metavar="ALGO:ENV:SEEDS",
+                        help="more runs, one cell at a time: e.g. promp:HalfCheetahRandDirecEnv:1-10 "
+                        "or trpo_maml:HopperRandParamsEnv:1,2,3 (a mixed-seed grid)")
     parser.add_argument("--timesteps", type=float, required=True,
                         help="train each run to this many env steps, counted as in the paper")
     parser.add_argument("--out", required=True, help="grid directory")
@@ -156,8 +161,17 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
                         help="seconds between progress lines")
     parser.add_argument("--compare_only", action="store_true",
                         help="start or resume nothing: redraw the comparison from what the runs "
-                        "have logged so far (also while they run)")
+                        "have logged so far (also while they run); without --algos, --envs and "
+                        "--cells, from every run found in --out")
     args = parser.parse_args(argv)
+    if bool(args.algos) != bool(args.envs):
+        parser.error("--algos and --envs go together (or use --cells)")
+    if not (args.algos or args.cells or args.compare_only):
+        parser.error("give --algos and --envs, or --cells (or --compare_only on a grid directory)")
+    try:
+        args.cells = [parse_cell(text) for text in args.cells]
+    except ValueError as error:
+        parser.error(str(error))
     if args.n_concurrent < 1:
         parser.error(f"--n_concurrent must be at least 1, got {args.n_concurrent}")
     for name in ("timesteps", "cpus_per_run", "status_every"):
@@ -177,8 +191,86 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
 
 
 # ---------------------------------------------------------------------------- 1. plan
-def plan_runs(algos: Sequence[str], envs: Sequence[str], seeds: Sequence[int], timesteps: float,
-              out: str, extra_args: Sequence[str]) -> list[Run]:
+Cell = tuple[str, str, tuple[int, ...]]
+"""``(algorithm, env, seeds)``: one (algorithm, env) pair of the grid and the seeds it runs."""
+
+
+def parse_cell(text: str) -> Cell:
+    """``'promp:HalfCheetahRandDirecEnv:1-3,7'`` -> ``('promp', 'HalfCheetahRandDirecEnv', (1, 2, 3, 7))``.
+
+    The env may itself be a ``package.module:ClassName`` spec: the seeds are after the last colon.
+
+    Raises:
+        ValueError: naming ``text`` if it is not ``ALGO:ENV:SEEDS`` with distinct seeds >= 0.
+    """
+    algo, _, rest = text.partition(":")
+    env, _, seed_text = rest.rpartition(":")
+    try:
+        seeds: list[int] = []
+        for part in seed_text.split(","):
+            first, _, last = part.partition("-")
+            seeds += range(int(first), int(last or first) + 1)
+    except ValueError:
+        seeds = []
+    if not (algo and env and seeds) or min(seeds) < 0 or len(set(seeds)) != len(seeds):
+        raise ValueError(f"--cells {text!r}: expected ALGO:ENV:SEEDS with distinct seeds >= 0, "
+                         "e.g. promp:HalfCheetahRandDirecEnv:1-10 or promp:AntRandDirec2DEnv:1,2,3")
+    return algo, env, tuple(seeds)
+
+
+def format_seeds(seeds: Sequence[int]) -> str:
+    """``(1, 2, 3, 5)`` -> ``'1-3,5'`` (the SEEDS of :func:`parse_cell`)."""
+    parts: list[str] = []
+    for seed in sorted(seeds):
+        if parts and parts[-1].split("-")[-1] == str(seed - 1):
+            parts[-1] = f"{parts[-1].split('-')[0]}-{seed}"
+        else:
+            parts.append(str(seed))
+    return ",".join(parts)
+
+
+def grid_cells(args: argparse.Namespace) -> list[Cell]:
+    """The grid: ``--algos x --envs`` with ``--seeds``, then ``--cells``, seeds merged per pair.
+
+    With ``--compare_only`` and none of them, every run found in ``--out``
+    (``OUT/<algo>/<env>/seed_<s>`` with a ``params.json``).
+    """
+    merged: dict[tuple[str, str], list[int]] = {}
+    cells = [(algo, env, tuple(args.seeds)) for algo in args.algos for env in args.envs]
+    if not cells and not args.cells:
+        cells = discover_cells(args.out)
+    for algo, env, seeds in [*cells, *args.cells]:
+        known = merged.setdefault((algo, env), [])
+        known += [seed for seed in seeds if seed not in known]
+    return [(algo, env, tuple(sorted(seeds))) for (algo, env), seeds in merged.items()]
+
+
+def discover_cells(out: str) -> list[Cell]:
+    """The (algorithm, env, seeds) of every run directory in ``out`` that has a ``params.json``."""
+    found: dict[tuple[str, str], list[int]] = {}
+    for algo in sorted(os.listdir(out)) if os.path.isdir(out) else []:
+        for env in sorted(os.listdir(os.path.join(out, algo))) if algo in ALGORITHMS else []:
+            for entry in sorted(os.listdir(os.path.join(out, algo, env))):
+                if (entry.startswith("seed_") and entry[5:].isdigit()
+                        and os.path.isfile(os.path.join(out, algo, env, entry, "params.json"))):
+                    found.setdefault((algo, env), []).append(int(entry[5:]))
+    order = {name: i for i, name in enumerate(paper_envs())}
+    keys = sorted(found, key=lambda key: (list(ALGORITHMS).index(key[0]),
+                                          order.get(key[1], len(order)), key[1]))
+    return [(algo, env, tuple(sorted(found[(algo, env)]))) for algo, env in keys]
+
+
+def grid_command(cells: Sequence[Cell], args: argparse.Namespace,
+                 extra_args: Sequence[str]) -> str:
+    """A command line that plans exactly ``cells`` (written into ``reproduction.md``)."""
+    words = ["experiments/reproduce.py", "--cells",
+             *(f"{algo}:{env}:{format_seeds(seeds)}" for algo, env, seeds in cells),
+             "--timesteps", f"{args.timesteps:g}", "--out", args.out]
+    return " ".join([*words, *(["--", *extra_args] if extra_args else [])])
+
+
+def plan_runs(cells: Sequence[Cell], timesteps: float, out: str,
+              extra_args: Sequence[str]) -> list[Run]:
     """Every run of the grid, with its resolved config and iteration count.
 
     Raises:
@@ -187,7 +279,8 @@ def plan_runs(algos: Sequence[str], envs: Sequence[str], seeds: Sequence[int], t
     """
     if not timesteps > 0:
         raise ValueError(f"--timesteps must be positive, got {timesteps}")
-    algorithms = [get_algorithm(name) for name in algos]
+    algorithms = {name: get_algorithm(name) for name, _, _ in cells}
+    envs = list(dict.fromkeys(env for _, env, _ in cells))
     unknown = [env for env in envs if env not in ENV_CLASS_NAMES and not is_env_spec(env)]
     if unknown:
         raise ValueError(f"unknown env(s) {unknown}; valid names: {', '.join(ENV_CLASS_NAMES)}, "
@@ -203,12 +296,10 @@ def plan_runs(algos: Sequence[str], envs: Sequence[str], seeds: Sequence[int], t
         if env not in paper_envs():
             print(f"note: the paper did not run {env}; its runs use the config defaults")
     runs = []
-    for algo in algorithms:
-        for env in envs:
-            for seed in seeds:
-                run_dir = os.path.abspath(os.path.join(out, algo.name, env_dir_name(env),
-                                                       f"seed_{seed}"))
-                runs.append(plan_run(algo, env, seed, run_dir, timesteps, extra_args))
+    for name, env, seeds in cells:
+        for seed in seeds:
+            run_dir = os.path.abspath(os.path.join(out, name, env_dir_name(env), f"seed_{seed}"))
+            runs.append(plan_run(algorithms[name], env, seed, run_dir, timesteps, extra_args))
     return runs
 
 
@@ -465,6 +556,79 @@ def ours_at(curve: Curve, timesteps: float) -> tuple[float, float, int] | None:
     return float(np.mean(values)), float(np.std(values)), len(values)
 
 
+T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086)
+"""Student's t 0.975 quantiles for 1..20 degrees of freedom (two-sided 95% intervals)."""
+
+SUMMARY_TIMESTEPS = 1e7
+SUMMARY_FIGURE = "fig2"
+"""``reproduction.md``'s summary lists every learning-curve cell (figure 2) at 1e7 timesteps."""
+
+
+def confidence_interval(values: Sequence[float]) -> tuple[float, float, float] | None:
+    """Mean, sample std (ddof 1) and the half-width of the 95% t interval of the mean.
+
+    Returns:
+        ``None`` for fewer than two values (no interval from one seed).
+
+    Raises:
+        ValueError: for more than 21 values (extend :data:`T_975`).
+    """
+    n = len(values)
+    if n < 2:
+        return None
+    if n - 1 > len(T_975):
+        raise ValueError(f"{n} seeds: T_975 has quantiles up to {len(T_975) + 1} seeds")
+    std = float(np.std(values, ddof=1))
+    return float(np.mean(values)), std, T_975[n - 2] * std / math.sqrt(n)
+
+
+def seed_values_at(curve: Curve, timesteps: float) -> list[float]:
+    """Each seed's metric at ``timesteps`` (interpolated as in :func:`ours_at`), seeds that reach it."""
+    values = []
+    for run in curve.runs:
+        x, y = run.columns["n_timesteps"], run.columns.get(curve.metric)
+        if y is not None and len(x) and np.nanmax(x) >= timesteps:
+            values.append(float(np.interp(timesteps, x, y)))
+    return values
+
+
+def summary_markdown(curves: Sequence[Curve], reference: Sequence[ReferencePoint]) -> list[str]:
+    """Every paper value at :data:`SUMMARY_TIMESTEPS`: ours with its 95% interval, or "not run"."""
+    lines = [
+        f"## Every learning-curve cell of the paper ({SUMMARY_FIGURE}) at "
+        f"{format_steps(SUMMARY_TIMESTEPS)} timesteps", "",
+        "Ours: mean and sample std (ddof 1) over seeds; 95% CI: mean +- t(0.975, n-1) x std / "
+        "sqrt(n), the interval of the mean over seeds (none from one seed). `paper in CI`: "
+        "whether the paper's value lies inside it (its reading precision not added). "
+        "\"not run\": no run of this cell in this grid; \"not reached\": runs that have "
+        "not logged this many timesteps yet.", "",
+        "| figure | env | algorithm | paper | seeds | ours: mean +- std | 95% CI | paper in CI |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for point in reference:
+        if point.timesteps != SUMMARY_TIMESTEPS or point.figure != SUMMARY_FIGURE:
+            continue
+        curve = next((c for c in curves if c.env == point.env and c.algo.legend == point.algorithm
+                      and point in matching_reference(reference, c)), None)
+        paper = f"{point.value:g} +- {point.precision:g}"
+        head = f"| {point.figure} | {point.env} | {point.algorithm} | {paper} |"
+        values = [] if curve is None else seed_values_at(curve, point.timesteps)
+        if curve is None or not values:
+            state = "not run" if curve is None else f"not reached ({len(curve.runs)} running)"
+            lines.append(f"{head} 0 | {state} | | |")
+            continue
+        interval = confidence_interval(values)
+        if interval is None:
+            lines.append(f"{head} 1 | {values[0]:.1f} | one seed | |")
+            continue
+        mean, std, half = interval
+        inside = "yes" if abs(point.value - mean) <= half else "no"
+        lines.append(f"{head} {len(values)} | {mean:.1f} +- {std:.1f} | "
+                     f"[{mean - half:.1f}, {mean + half:.1f}] | {inside} |")
+    return [*lines, ""]
+
+
 def comparison_markdown(curves: Sequence[Curve], reference: Sequence[ReferencePoint],
                         command: str) -> str:
     """``reproduction.md``: per (env, algorithm) the paper's values next to ours."""
@@ -480,6 +644,7 @@ def comparison_markdown(curves: Sequence[Curve], reference: Sequence[ReferencePo
         "| within |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    lines[4:4] = summary_markdown(curves, reference) + ["## Every paper value the runs reach", ""]
     not_reached = []
     env_order = list(dict.fromkeys(curve.env for curve in curves))
     by_env = sorted(curves, key=lambda curve: env_order.index(curve.env))  # stable: algos kept
@@ -524,8 +689,9 @@ def wall_time_table(curves: Sequence[Curve]) -> list[str]:
         "Wall time: the sum of each run's `ItrTime` (a resumed run counts the iterations it "
         "logged, not the time lost to the interruption); the machine was often shared, so "
         "compare per-iteration times with care.", "",
-        "| env | algorithm | seed | iterations | wall time | per iteration: mean (min - max) |",
-        "|---|---|---|---|---|---|",
+        "| env | algorithm | seed | iterations | wall time | per iteration: mean (min - max) "
+        "| code (git commit: first iteration) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for curve in curves:
         for run in sorted(curve.runs, key=lambda run: str(run.params.get("seed"))):
@@ -535,8 +701,18 @@ def wall_time_table(curves: Sequence[Curve]) -> list[str]:
                 continue
             lines.append(f"| {curve.env} | {curve.algo.legend} | {run.params.get('seed', '?')} "
                          f"| {len(times)} | {times.sum():.0f} s | {times.mean():.1f} s "
-                         f"({times.min():.1f} - {times.max():.1f}) |")
+                         f"({times.min():.1f} - {times.max():.1f}) | {describe_code(run.path)} |")
     return lines
+
+
+def describe_code(run_dir: str) -> str:
+    """The commits a run's launches ran (``provenance.json``), e.g. ``6761ce7: 0, 9c1d2e0: 12``."""
+    records = read_provenance(run_dir)
+    if not records:
+        return "not recorded"
+    return ", ".join(f"{(record.get('git_commit') or 'unknown')[:7]}"
+                     f"{'+changes' if record.get('git_dirty') else ''}: {record.get('start_itr')}"
+                     for record in records)
 
 
 def seed_list(runs: Sequence[LoggedRun]) -> str:

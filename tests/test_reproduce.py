@@ -92,7 +92,7 @@ def test_registry_names_runs_from_their_params():
 ])
 def test_n_itr_reaches_the_timesteps_as_the_paper_counts_them(tmp_path, algo, env, extra,
                                                               per_itr):
-    (run,) = reproduce.plan_runs([algo], [env], [3], 1e7, str(tmp_path), extra)
+    (run,) = reproduce.plan_runs([(algo, env, (3,))], 1e7, str(tmp_path), extra)
     assert run.n_itr == -(-10_000_000 // per_itr)  # ceil
     assert run.params["n_itr"] == run.n_itr and run.params["seed"] == 3
     assert run.run_dir == str(tmp_path / algo / env / "seed_3")
@@ -126,7 +126,7 @@ def test_flags_set_per_run_are_refused_after_the_separator(tmp_path, capsys):
 
 
 def test_a_run_directory_of_another_config_is_refused(tmp_path):
-    (run,) = reproduce.plan_runs(["promp"], ["PointEnvRandGoal"], [1], 100, str(tmp_path), TINY)
+    (run,) = reproduce.plan_runs([("promp", "PointEnvRandGoal", (1,))], 100, str(tmp_path), TINY)
     os.makedirs(run.run_dir)
     with open(os.path.join(run.run_dir, "params.json"), "w") as f:
         json.dump({**run.params, "inner_lr": 0.5, "n_itr": 99}, f)
@@ -135,7 +135,7 @@ def test_a_run_directory_of_another_config_is_refused(tmp_path):
 
 
 def test_a_run_older_than_a_config_field_counts_it_as_its_default(tmp_path):
-    (run,) = reproduce.plan_runs(["promp"], ["PointEnvRandGoal"], [1], 100, str(tmp_path), TINY)
+    (run,) = reproduce.plan_runs([("promp", "PointEnvRandGoal", (1,))], 100, str(tmp_path), TINY)
     os.makedirs(run.run_dir)
     older = {key: value for key, value in run.params.items() if key not in ("oracle", "keep_best")}
     with open(os.path.join(run.run_dir, "params.json"), "w") as f:
@@ -189,7 +189,7 @@ def test_comparison_interpolates_ours_at_the_papers_timesteps(tmp_path):
 
 
 def test_eta_uses_the_iteration_times_of_the_runs(tmp_path):
-    runs = reproduce.plan_runs(["promp"], ["PointEnvRandGoal"], [1, 2], 400, str(tmp_path), TINY)
+    runs = reproduce.plan_runs([("promp", "PointEnvRandGoal", (1, 2))], 400, str(tmp_path), TINY)
     assert [run.n_itr for run in runs] == [10, 10]
     assert reproduce.eta_seconds(runs, {r.key for r in runs}, 2) is None  # no data yet
     fake_run(runs[0].run_dir, runs[0].params, [0.0] * 4, 40)  # 4 of 10 done, 2 s each
@@ -270,7 +270,7 @@ def test_tiny_grid_runs_skips_resumes_and_restarts(tmp_path, monkeypatch, capsys
 
 
 def test_a_finished_grid_does_not_import_tensorflow(tmp_path):
-    (run,) = reproduce.plan_runs(["promp"], ["PointEnvRandGoal"], [1], 40, str(tmp_path), TINY)
+    (run,) = reproduce.plan_runs([("promp", "PointEnvRandGoal", (1,))], 40, str(tmp_path), TINY)
     fake_run(run.run_dir, run.params, [-1.0], 40)
     with open(os.path.join(run.run_dir, "done.json"), "w") as f:
         json.dump({"n_itr": 1}, f)
@@ -288,7 +288,7 @@ def test_a_finished_grid_does_not_import_tensorflow(tmp_path):
 
 
 def test_compare_only_draws_unfinished_runs_and_launches_nothing(tmp_path, monkeypatch, capsys):
-    (run,) = reproduce.plan_runs(["promp"], ["PointEnvRandGoal"], [1], 400, str(tmp_path), TINY)
+    (run,) = reproduce.plan_runs([("promp", "PointEnvRandGoal", (1,))], 400, str(tmp_path), TINY)
     fake_run(run.run_dir, run.params, [-30.0, -20.0], 40)  # 2 of its 10 iterations, no done.json
     fake_reference = [ReferencePoint("figX", "PointEnvRandGoal", "ProMP", "Step_1-AverageReturn",
                                      60.0, -2.0, 1.0)]
@@ -333,7 +333,69 @@ def test_comparison_rows_are_grouped_by_env(tmp_path):
               curve("promp", "HopperRandParamsEnv", 200, "b"),
               curve("trpo_maml", "HalfCheetahRandDirecEnv", 100, "c")]
     text = reproduce.comparison_markdown(curves, paper.load_paper_reference(), "reproduce.py ...")
-    rows = [line.split("|")[1:3] for line in text.splitlines() if line.startswith("| ")][1:]
+    detail = text[text.index("## Every paper value the runs reach"):]
+    rows = [line.split("|")[1:3] for line in detail.splitlines() if line.startswith("| ")][1:]
     assert [(env.strip(), algo.strip()) for env, algo in rows][:3] == [
         ("HalfCheetahRandDirecEnv", "ProMP"), ("HalfCheetahRandDirecEnv", "MAML-TRPO"),
         ("HopperRandParamsEnv", "ProMP")]
+
+
+# ---------------------------------------------------------------------------- mixed-seed grids
+def test_cells_parse_and_format_round_trip():
+    assert reproduce.parse_cell("promp:HalfCheetahRandDirecEnv:1-3,7") == (
+        "promp", "HalfCheetahRandDirecEnv", (1, 2, 3, 7))
+    assert reproduce.parse_cell("promp:pkg.mod:Env:2") == ("promp", "pkg.mod:Env", (2,))
+    assert reproduce.format_seeds((7, 1, 2, 3, 9, 10)) == "1-3,7,9-10"
+    for bad in ("promp:Env", "promp:Env:x", "promp:Env:1,1", "promp:Env:-1", ":Env:1"):
+        with pytest.raises(ValueError, match="ALGO:ENV:SEEDS"):
+            reproduce.parse_cell(bad)
+
+
+def test_grid_merges_product_and_cells_and_discovers_runs(tmp_path):
+    args, _ = reproduce.parse_args(["--algos", "promp", "--envs", "PointEnvRandGoal", "--seeds",
+                                    "1", "2", "--cells", "promp:PointEnvRandGoal:2-4",
+                                    "trpo_maml:PointEnvRandGoal:5", "--timesteps", "40",
+                                    "--out", str(tmp_path)])
+    cells = reproduce.grid_cells(args)
+    assert cells == [("promp", "PointEnvRandGoal", (1, 2, 3, 4)),
+                     ("trpo_maml", "PointEnvRandGoal", (5,))]
+    for algo, env, seeds in cells:
+        for seed in seeds:
+            run_dir = tmp_path / algo / env / f"seed_{seed}"
+            run_dir.mkdir(parents=True)
+            (run_dir / "params.json").write_text("{}")
+    (tmp_path / "promp" / "PointEnvRandGoal" / "seed_9").mkdir()  # no params.json: not a run
+    found, _ = reproduce.parse_args(["--compare_only", "--timesteps", "40", "--out",
+                                     str(tmp_path)])
+    assert reproduce.grid_cells(found) == cells
+    command = reproduce.grid_command(cells, args, [])
+    assert "--cells promp:PointEnvRandGoal:1-4 trpo_maml:PointEnvRandGoal:5" in command
+
+
+def test_confidence_interval_is_the_t_interval_of_the_mean():
+    mean, std, half = reproduce.confidence_interval([1.0, 2.0, 3.0])
+    assert (mean, std) == (2.0, 1.0)
+    assert half == pytest.approx(4.303 / np.sqrt(3))  # t(0.975, 2)
+    assert reproduce.confidence_interval([5.0]) is None
+
+
+def test_summary_lists_every_paper_cell_with_not_run():
+    point = ReferencePoint("fig2", "PointEnvRandGoal", "ProMP", "Step_1-AverageReturn", 100,
+                           10.0, 1.0)
+    other = ReferencePoint("fig2", "PointEnvRandGoal", "MAML-TRPO", "Step_1-AverageReturn", 100,
+                           5.0, 1.0)
+    runs = [plot.LoggedRun(f"s{i}", {"n_timesteps": np.array([0.0, 200.0]),
+                                     "Step_1-AverageReturn": np.array([0.0, 2.0 * v])}, {})
+            for i, v in enumerate((9.0, 10.0, 11.0))]
+    curve = reproduce.Curve(get_algorithm("promp"), "PointEnvRandGoal", "Step_1-AverageReturn",
+                            runs)
+    old = reproduce.SUMMARY_TIMESTEPS
+    reproduce.SUMMARY_TIMESTEPS = 100
+    try:
+        lines = reproduce.summary_markdown([curve], [point, other])
+    finally:
+        reproduce.SUMMARY_TIMESTEPS = old
+    (promp,) = [line for line in lines if "| ProMP |" in line]
+    (trpo,) = [line for line in lines if "| MAML-TRPO |" in line]
+    assert "| 3 | 10.0 +- 1.0 | [7.5, 12.5] | yes |" in promp
+    assert "| 0 | not run |" in trpo
