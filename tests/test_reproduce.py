@@ -399,3 +399,15 @@ def test_summary_lists_every_paper_cell_with_not_run():
     (trpo,) = [line for line in lines if "| MAML-TRPO |" in line]
     assert "| 3 | 10.0 +- 1.0 | [7.5, 12.5] | yes |" in promp
     assert "| 0 | not run |" in trpo
+
+
+def test_takeoff_is_the_first_trailing_mean_at_the_threshold():
+    sys.path.insert(0, os.path.join(os.path.dirname(EXPERIMENTS), "benchmarks"))
+    try:
+        import takeoff
+    finally:
+        sys.path.pop(0)
+    returns = np.array([0.0, 0.0, 40.0, 50.0, 30.0, 60.0])
+    assert takeoff.takeoff_iteration(returns, threshold=35.0, window=3) == 4  # (40+50+30)/3
+    assert takeoff.takeoff_iteration(returns, threshold=35.0, window=1) == 2
+    assert takeoff.takeoff_iteration(returns, threshold=100.0) is None
