@@ -18,7 +18,8 @@ the steps actually taken.
 ``--reference`` overlays the paper's values (``paper_reference.csv``) for each curve's env and
 algorithm (the paper's legend name of its ``params.json``, see
 :mod:`meta_policy_search.experiment.registry`) as points with error bars of their reading
-precision, in the curve's colour.
+precision, in the curve's colour. A curve that gets no points (an algorithm or env the paper
+did not run, or a batch other than the paper figure's) is named on the console with the reason.
 """
 
 from __future__ import annotations
@@ -35,13 +36,14 @@ from meta_policy_search.experiment.curves import (
     draw_reference,
     find_runs,
     group_runs,
+    missing_reference_reason,
     reference_points,
 )
 
 
 def plot(
     groups: dict[str, list[LoggedRun]], keys: Sequence[str], x_key: str, output: str,
-    reference: bool = False,
+    reference: bool = False, notes: list[str] | None = None,
 ) -> str:
     """Draw one panel per key with a mean line and std band per group; save to ``output``.
 
@@ -51,6 +53,8 @@ def plot(
         x_key: the x column.
         output: PNG path.
         reference: also draw the paper's values of each group's env and algorithm.
+        notes: if given, one line is appended per curve that ``reference`` leaves without
+            paper points, saying why (:func:`missing_reference_reason`).
 
     Returns:
         ``output``.
@@ -71,8 +75,12 @@ def plot(
             line = ax.plot(x, mean, label=f"{label} (n={len(runs_with_key)})")[0]
             ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.25)
             if reference:
-                draw_reference(ax, reference_points(runs_with_key[0].params, key),
-                               line.get_color(), f"{label}: paper")
+                params = runs_with_key[0].params
+                draw_reference(ax, reference_points(params, key), line.get_color(),
+                               f"{label}: paper")
+                reason = missing_reference_reason(params, key)
+                if reason is not None and notes is not None:
+                    notes.append(f"no paper points for {label}, {key}: {reason}")
         ax.set_title(key)
         ax.set_xlabel(x_key)
         ax.xaxis.set_major_formatter(EngFormatter(sep=""))  # 100k, not 100000
@@ -113,7 +121,11 @@ def main(argv: Sequence[str] | None = None) -> str:
     missing = [k for k in keys if not any(k in run.columns for run in runs)]
     if missing:
         raise ValueError(f"no run has the column(s) {missing}")
-    output = plot(group_runs(runs), keys, args.x, args.output, reference=args.reference)
+    notes: list[str] = []
+    output = plot(group_runs(runs), keys, args.x, args.output, reference=args.reference,
+                  notes=notes)
+    for note in notes:
+        print(f"note: {note}")
     print(f"Wrote {os.path.abspath(output)}")
     return output
 

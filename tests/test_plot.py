@@ -126,3 +126,24 @@ def test_reference_overlay(tmp_path):
     output = str(tmp_path / "ref.png")
     assert plot.main([str(tmp_path), "--reference", "--output", output]) \
         == output
+
+
+def test_reference_says_why_a_curve_has_no_paper_points(tmp_path, capsys):
+    params = {"algo": "vpg_maml", "inner_type": "likelihood_ratio", "env": "HalfCheetahRandDirecEnv",
+              "meta_batch_size": 10, "rollouts_per_meta_task": 5, "max_path_length": 100,
+              "num_inner_grad_steps": 1, "seed": 1}
+    reason = curves.missing_reference_reason(params, "Step_1-AverageReturn")
+    assert reason is not None and "10 x 5" in reason and "40 x 20 (fig2)" in reason
+    assert "20 x 40 (fig3)" in reason
+    paper_batch = {**params, "meta_batch_size": 40, "rollouts_per_meta_task": 20}
+    assert curves.missing_reference_reason(paper_batch, "Step_1-AverageReturn") is None
+    assert "no MAML-VPG curve" in curves.missing_reference_reason(
+        {**params, "inner_type": "log_likelihood"}, "Step_1-AverageReturn")
+    assert "not one of the paper's" in curves.missing_reference_reason(
+        {**params, "algo": "mine"}, "Step_1-AverageReturn")
+    make_run(tmp_path / "small", rows_for([1, 2], [3, 4], 5_000), params)
+    plot.main([str(tmp_path), "--reference", "--output", str(tmp_path / "ref.png")])
+    out = capsys.readouterr().out
+    assert "note: no paper points for" in out and "10 x 5" in out
+    plot.main([str(tmp_path), "--output", str(tmp_path / "plain.png")])
+    assert "note:" not in capsys.readouterr().out  # without --reference nothing to explain
