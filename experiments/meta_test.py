@@ -24,8 +24,13 @@ settings plus:
 * oracle: ``--oracle true`` (any ``--num_inner_grad_steps``; ``0`` gives the paper's oracle, a
   policy trained on the task mixture with the task in its input).
 
-Inner step ``1`` uses ``--first_step_size`` (default 0.1) and later steps ``--later_step_size``
-(default 0.05), as in the MAML paper's evaluation.
+Every inner step uses the evaluated run's own step sizes (its ``params.json`` ``inner_lr``, or a
+Meta-SGD run's learned ones), as in training, and the baselines are adapted with the same. Give
+``--first_step_size 0.1 --later_step_size 0.05`` for the MAML paper's evaluation schedule (one
+of the two alone: the other takes the paper's value).
+
+The console table and ``meta_test.md`` give the average return as mean +- std over tasks;
+``meta_test.csv`` and ``meta_test.json`` also hold the standard error.
 
 Writes ``meta_test.json``, ``meta_test.csv``, ``meta_test.md`` and ``meta_test.png`` into
 ``--output_dir`` (default ``RUN_DIR/meta_test``) and prints a table.
@@ -236,16 +241,19 @@ def to_csv(results: dict[str, Any]) -> str:
 
 
 def format_table(results: dict[str, Any]) -> str:
-    """A text table: one row per policy, ``mean +- stderr`` per number of inner steps."""
+    """A text table: one row per policy, ``mean +- std`` over tasks per number of inner steps
+    (the statistics of ``meta_test.md``), then a line saying so and which step sizes were used."""
     num_steps = results["num_adapt_steps"] + 1
     header = ["policy"] + [f"{k} step{'s' if k != 1 else ''}" for k in range(num_steps)]
     rows = [header] + [
-        [label] + [f"{s['mean_return']:.2f} +- {s['stderr_return']:.2f}" for s in steps]
+        [label] + [f"{s['mean_return']:.2f} +- {s['std_return']:.2f}" for s in steps]
         for label, steps in results["policies"].items()
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = [" | ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in rows]
     lines.insert(1, "-+-".join("-" * w for w in widths))
+    lines.append(f"Average return, mean +- std over {results['n_tasks']} held-out tasks; "
+                 f"{meta_test_baselines.step_size_description(results)}.")
     return "\n".join(lines)
 
 
@@ -304,7 +312,7 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
             parser.error(f"--{name} {value}: must be an integer >= {minimum}")
     for name in ("first_step_size", "later_step_size"):
         value = getattr(args, name)
-        if not (math.isfinite(value) and value > 0):
+        if value is not None and not (math.isfinite(value) and value > 0):
             parser.error(f"--{name} {value}: must be a finite number > 0")
     for flag, run_dir in (("run_dir", args.run_dir), ("--pretrained_run", args.pretrained_run),
                           ("--oracle_run", args.oracle_run)):
@@ -346,12 +354,12 @@ def main(argv: Sequence[str] | None = None) -> str:
                         "with --num_inner_grad_steps 0 and (K+1) x n_itr for the same budget)")
     parser.add_argument("--oracle_run", default=None,
                         help="also evaluate this --oracle true run's policy on the oracle env")
-    parser.add_argument("--first_step_size", type=float,
-                        default=meta_test_baselines.DEFAULT_FIRST_STEP_SIZE,
-                        help="step size of the first inner step (the MAML paper's 0.1)")
-    parser.add_argument("--later_step_size", type=float,
-                        default=meta_test_baselines.DEFAULT_LATER_STEP_SIZE,
-                        help="step size of every later inner step (the MAML paper's 0.05)")
+    parser.add_argument("--first_step_size", type=float, default=None,
+                        help="step size of the first inner step (default: the run's own step "
+                        "sizes for every step, its inner_lr; the MAML paper evaluated with 0.1)")
+    parser.add_argument("--later_step_size", type=float, default=None,
+                        help="step size of every later inner step (default: the run's own; the "
+                        "MAML paper's 0.05, taken when only --first_step_size is given)")
     parser.add_argument("--checkpoint", choices=evaluation.CHECKPOINT_CHOICES, default="latest",
                         help="evaluate RUN_DIR's newest checkpoint, or the best iteration's "
                         "(kept by training with --keep_best)")
