@@ -147,3 +147,26 @@ def test_reference_says_why_a_curve_has_no_paper_points(tmp_path, capsys):
     assert "note: no paper points for" in out and "10 x 5" in out
     plot.main([str(tmp_path), "--output", str(tmp_path / "plain.png")])
     assert "note:" not in capsys.readouterr().out  # without --reference nothing to explain
+
+
+def test_one_seed_run_draws_pre_and_post_update_on_one_axis_without_a_seed_band(tmp_path):
+    """The quick start's PNG: one run, so one axis with both curves and no "over seeds" label."""
+    make_run(tmp_path / "quick", rows_for([-40, -39], [-30, -20], 100),
+             {"algo": "promp", "env": "PointEnvRandGoal", "seed": 1})
+    groups = curves.group_runs(curves.find_runs([str(tmp_path)]))
+    keys = ["Step_0-AverageReturn", "Step_1-AverageReturn"]
+    ((title, lines),) = plot.layout(groups, keys)
+    assert [label for _, _, label in lines] == [
+        "Step_0-AverageReturn (pre-update)", "Step_1-AverageReturn (after 1 inner step)"]
+    assert "seeds" not in plot.y_label(groups) and "one seed" in plot.y_label(groups)
+    assert len(plot.layout(groups, keys, one_axis=False)) == 2  # --panel_per_key
+
+
+def test_several_configurations_get_a_panel_per_key(runs_root):
+    groups = curves.group_runs(curves.find_runs([str(runs_root)]))
+    keys = ["Step_0-AverageReturn", "Step_1-AverageReturn"]
+    panels = plot.layout(groups, keys)
+    assert [title for title, _ in panels] == keys and all(len(lines) == 2 for _, lines in panels)
+    assert "mean \u00b1 std over seeds" in plot.y_label(groups)  # a group has 3 seeds
+    ((_, lines),) = plot.layout(groups, keys, one_axis=True)
+    assert len(lines) == 4
