@@ -409,3 +409,13 @@ def test_algorithm_from_config_passes_the_fields_named_like_constructor_argument
     algo = algorithm_from_config(Algo, Config(), "the policy", max_path_length=200)
     assert algo.args == dict(policy="the policy", inner_lr=0.05, clip_eps=0.3, cg_iters=10,
                              max_path_length=200)
+
+
+def test_no_run_script_prints_the_stdout_table_by_default():
+    """The console gets one progress line per iteration, not a table of every key (45 rows on
+    MuJoCo); --log_formats stdout,... brings it back."""
+    from meta_policy_search.experiment.registry import ALGORITHMS
+
+    for name, algorithm in ALGORITHMS.items():
+        config_cls, _, _ = algorithm.load()
+        assert "stdout" not in config_cls().log_formats, name
