@@ -60,3 +60,13 @@ def test_license_and_bibtex():
     bibtex = readme[readme.index("```bibtex"):]
     assert "{ProMP}: Proximal Meta-Policy Search" in bibtex and "1810.06784" in bibtex
     assert "## Unreleased" in read("CHANGELOG.md").replace("[Unreleased]", "Unreleased")
+
+
+def test_the_resuming_docs_list_exactly_the_flags_a_resume_may_change():
+    from meta_policy_search.experiment.configs import RESUME_CHANGEABLE
+
+    page = read("docs/experiments.rst")
+    section = page[page.index("Resuming\n--------"):page.index("Plotting\n--------")]
+    listed = set(re.findall(r"``--(\w+)", section)) - {"resume"}
+    assert listed == set(RESUME_CHANGEABLE) - {"dump_path"}
+    assert "override the stored config" not in section  # the CLI refuses other flags
