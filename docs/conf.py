@@ -110,11 +110,14 @@ nitpicky = True
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import docs_references  # noqa: E402
+import package_pages  # noqa: E402
 
 
 def setup(app):  # noqa: ANN001, ANN201 - Sphinx's extension hook
-    """Connect the reference resolver and the docstring filters of :mod:`docs_references`."""
+    """Connect the reference resolver and docstring filters of :mod:`docs_references` and the
+    package contents of :mod:`package_pages`."""
     docs_references.connect(app)
+    package_pages.connect(app)
 
 
 def check_api_index_lists_every_module() -> None:
