@@ -156,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="searched recursively")
     parser.add_argument("--output", default="learning_curves.png", help="PNG to write")
-    parser.add_argument("--keys", nargs="+", help="progress.csv columns, one panel each "
+    parser.add_argument("--keys", nargs="+", help="progress.csv columns to draw "
                         "(default: every Step_k-AverageReturn)")
     parser.add_argument("--x", default="n_timesteps",
                         help="x-axis column (n_timesteps: steps as the paper counted them)")
