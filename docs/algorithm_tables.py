@@ -128,7 +128,7 @@ def flag_table_rst(names: Sequence[str]) -> str:
                 paper_values[name] = "per env, below"
         meaning = " ".join(docs.get(field, "").split())
         rows.append([f"``--{field}``", default, _cell(paper_values), meaning])
-    return _list_table(rows, widths="20 14 14 52")
+    return _list_table(rows, widths="26 12 12 50")
 
 
 def paper_table_rst(names: Sequence[str]) -> str:

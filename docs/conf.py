@@ -99,6 +99,9 @@ html_theme = "furo"
 html_title = f"meta_policy_search {release}"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
+html_js_files = ["wrap_identifiers.js"]
+# Literal blocks (``::``) in these pages are shell commands; Python code uses code-block python.
+highlight_language = "bash"
 pygments_style = "sphinx"
 pygments_dark_style = "monokai"
 
