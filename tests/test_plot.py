@@ -170,3 +170,17 @@ def test_several_configurations_get_a_panel_per_key(runs_root):
     assert "mean \u00b1 std over seeds" in plot.y_label(groups)  # a group has 3 seeds
     ((_, lines),) = plot.layout(groups, keys, one_axis=True)
     assert len(lines) == 4
+
+
+def test_seeds_that_differ_in_execution_settings_are_one_configuration(tmp_path):
+    """Log formats, executor, timeouts leave the results alone: a seed run before the default
+    log formats changed and one after are seeds of one curve."""
+    base = {"algo": "promp", "env": "PointEnvRandGoal", "n_itr": 3}
+    make_run(tmp_path / "s1", rows_for([1, 2, 3], [2, 3, 4], 10),
+             {**base, "seed": 1, "log_formats": ["stdout", "log", "csv"], "executor": "parallel"})
+    make_run(tmp_path / "s2", rows_for([1, 2, 3], [2, 3, 4], 10),
+             {**base, "seed": 2, "log_formats": ["log", "csv"], "executor": "iterative",
+              "sampler_timeout": 60})
+    make_run(tmp_path / "long", rows_for([1, 2, 3], [2, 3, 4], 10), {**base, "seed": 3, "n_itr": 9})
+    groups = curves.group_runs(curves.find_runs([str(tmp_path)]))
+    assert sorted(len(runs) for runs in groups.values()) == [1, 2]

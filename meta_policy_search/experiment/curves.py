@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from meta_policy_search.experiment.configs import RESUME_CHANGEABLE
 from meta_policy_search.experiment.paper import (
     FIGURE_BATCHES,
     ReferencePoint,
@@ -29,8 +30,10 @@ from meta_policy_search.experiment.paper import (
 )
 from meta_policy_search.experiment.registry import algorithm_for_params
 
-IGNORED_PARAMS = ("seed", "dump_path")
-"""``params.json`` keys that do not distinguish configurations."""
+IGNORED_PARAMS = ("seed", *sorted(RESUME_CHANGEABLE - {"n_itr"}))
+"""``params.json`` keys that do not distinguish configurations: the seed, and the settings a
+``--resume`` may change because they leave the results alone (output path, log formats,
+executor, timeouts, ...). ``n_itr`` does distinguish: a longer run is another curve."""
 
 
 
