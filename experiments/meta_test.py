@@ -185,6 +185,7 @@ def evaluate_run(
         "rollouts_per_task": rollouts_per_task or config.rollouts_per_meta_task,
         "max_path_length": config.max_path_length,
         "inner_lr": config.inner_lr,
+        "trainable_inner_step_size": config.trainable_inner_step_size,
         "pretrained_run": None if pretrained_run is None else os.path.abspath(pretrained_run),
         "oracle_run": None if oracle_run is None else os.path.abspath(oracle_run),
         "first_step_size": None if schedule is None else schedule[0],

@@ -181,9 +181,12 @@ def step_size_description(results: Mapping[str, Any]) -> str:
 
     Returns:
         ``'step size 0.1 for the first step, 0.05 for later ones'`` for a schedule given on the
-        command line, else ``"the run's own step sizes (inner_lr 0.05)"``.
+        command line, else ``"the run's own step sizes (inner_lr 0.05)"`` (``"the run's learned
+        step sizes ..."`` for a ``trainable_inner_step_size`` run).
     """
     if results.get("first_step_size") is not None:
         return (f"step size {results['first_step_size']} for the first step, "
                 f"{results['later_step_size']} for later ones")
+    if results.get("trainable_inner_step_size"):
+        return f"the run's learned step sizes (initial inner_lr {results.get('inner_lr')})"
     return f"the run's own step sizes (inner_lr {results.get('inner_lr')})"

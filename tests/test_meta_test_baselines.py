@@ -292,6 +292,8 @@ def test_cli_adapts_with_the_runs_own_inner_lr_and_prints_mean_and_std(tmp_path,
     assert not np.isclose(own[1], paper["policies"]["promp"][1]["mean_return"])
     md = (output_dir / "meta_test.md").read_text()
     assert "the run's own step sizes (inner_lr 0.05)" in md
+    assert "learned step sizes (initial inner_lr 0.05)" in meta_test_baselines.step_size_description(
+        {**results, "trainable_inner_step_size": True})
     assert "mean +- std over 3 held-out tasks; the run's own step sizes (inner_lr 0.05)" in console
     for step in results["policies"]["promp"]:  # each console cell is the markdown table's cell
         cell = f"{step['mean_return']:.2f} +- {step['std_return']:.2f}"
