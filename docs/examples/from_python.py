@@ -15,7 +15,7 @@ from typing import Any
 
 
 def build(meta_batch_size: int, seed: int) -> tuple[Any, ...]:
-    """The components of a ProMP run on the MAML paper's 2-D navigation (``PointEnvRandGoal``).
+    """The components of a ProMP run on the MAML paper's 2-D navigation task.
 
     Returns:
         ``(env, policy, sampler, sample_processor, algo)``, one parameter set per task.
@@ -32,9 +32,9 @@ def build(meta_batch_size: int, seed: int) -> tuple[Any, ...]:
         meta_batch_size=meta_batch_size, obs_dim=env.observation_space.shape[0],
         action_dim=env.action_space.shape[0], hidden_sizes=(32, 32), seed=seed,
     )
-    sampler = MetaSampler(env=env, policy=policy, rollouts_per_meta_task=10,
-                          meta_batch_size=meta_batch_size, max_path_length=50, parallel=False,
-                          seed=seed)
+    sampler = MetaSampler(env=env, policy=policy, meta_batch_size=meta_batch_size,
+                          rollouts_per_meta_task=10, max_path_length=50,
+                          parallel=False, seed=seed)
     processor = MetaSampleProcessor(baseline=LinearFeatureBaseline(), discount=0.99)
     # The paper's ProMP settings (the class's own defaults are the original code's).
     algo = ProMP(policy=policy, inner_lr=0.1, meta_batch_size=meta_batch_size,
@@ -44,7 +44,7 @@ def build(meta_batch_size: int, seed: int) -> tuple[Any, ...]:
 
 
 def train(run_dir: str, n_itr: int = 20, seed: int = 1) -> None:
-    """Meta-train for ``n_itr`` iterations; a checkpoint lands in ``run_dir/checkpoints``."""
+    """Meta-train for ``n_itr`` iterations; checkpoints go to ``run_dir/checkpoints``."""
     from meta_policy_search.meta_trainer import Trainer
     from meta_policy_search.utils import logger
 
@@ -73,8 +73,8 @@ def evaluate(run_dir: str, n_tasks: int = 10, num_adapt_steps: int = 2,
                                              num_adapt_steps)
     print(f"checkpoint of iteration {itr}, {n_tasks} held-out tasks:")
     for step in results:
-        print(f"  after {step['num_grad_steps']} inner steps: "
-              f"{step['mean_return']:.1f} +- {step['std_return']:.1f} (mean +- std over tasks)")
+        print(f"  after {step['num_grad_steps']} inner steps: {step['mean_return']:.1f} "
+              f"+- {step['std_return']:.1f} (mean +- std over tasks)")
 
     # The adapted policy itself: one inner step on fresh episodes, then act with it.
     sampler.set_tasks(tasks)
@@ -83,27 +83,30 @@ def evaluate(run_dir: str, n_tasks: int = 10, num_adapt_steps: int = 2,
     adapted = sampler.obtain_samples()  # PathBatch of the adapted policies, [T, R, H, ...]
     last = adapted.mask.sum(axis=-1).astype(int) - 1  # each episode's last real step
     final_positions = adapted.observations[0, range(last.shape[1]), last[0]]
-    print(f"task 0, goal {tasks[0]}: the adapted policy's episodes end near {final_positions.mean(0)}")
+    print(f"task 0, goal {tasks[0]}: the adapted policy's episodes end near "
+          f"{final_positions.mean(0)}")
     sampler.close()
     return results
 
 
 def evaluate_script_run(run_dir: str, n_tasks: int = 10, num_adapt_steps: int = 3,
                         seed: int = 10_001) -> list[dict[str, Any]]:
-    """The same for a run directory written by a run script (its ``params.json`` says how)."""
+    """The same for a run directory of a run script (its ``params.json`` says how)."""
     from meta_policy_search import evaluation
     from meta_policy_search.experiment.registry import algorithm_for_run_name
 
     params = evaluation.read_run_params(run_dir)
-    config_cls, make_algo, make_sample_processor = algorithm_for_run_name(params["algo"]).load()
+    algorithm = algorithm_for_run_name(params["algo"])
+    config_cls, make_algo, make_sample_processor = algorithm.load()
     config = evaluation.load_run_config(run_dir, config_cls)
     setup = evaluation.build_evaluation(config, make_algo, make_sample_processor,
                                         n_tasks=n_tasks, seed=seed)
     try:
         evaluation.restore_run(run_dir, setup.algo, setup.policy)
         tasks = evaluation.draw_tasks(setup.env, n_tasks, seed)
-        return evaluation.evaluate_adaptation(setup.algo, setup.policy, setup.sampler,
-                                              setup.sample_processor, tasks, num_adapt_steps)
+        return evaluation.evaluate_adaptation(
+            setup.algo, setup.policy, setup.sampler, setup.sample_processor, tasks,
+            num_adapt_steps)
     finally:
         setup.sampler.close()
 
