@@ -24,13 +24,15 @@ settings plus:
 * oracle: ``--oracle true`` (any ``--num_inner_grad_steps``; ``0`` gives the paper's oracle, a
   policy trained on the task mixture with the task in its input).
 
-Every inner step uses the evaluated run's own step sizes (its ``params.json`` ``inner_lr``, or a
-Meta-SGD run's learned ones), as in training, and the baselines are adapted with the same. Give
+Every inner step uses the evaluated run's own step sizes, as in training: its ``params.json``
+``inner_lr`` (a ``trainable_inner_step_size`` run adapts with its learned ones, its baselines
+with its ``inner_lr``). Give
 ``--first_step_size 0.1 --later_step_size 0.05`` for the MAML paper's evaluation schedule (one
 of the two alone: the other takes the paper's value).
 
-The console table and ``meta_test.md`` give the average return as mean +- std over tasks;
-``meta_test.csv`` and ``meta_test.json`` also hold the standard error.
+The console table, ``meta_test.md`` and the plot's error bars give the average return as
+mean +- std over tasks (``--error_bars stderr``: standard errors in the plot); ``meta_test.csv``
+and ``meta_test.json`` also hold the standard error.
 
 Writes ``meta_test.json``, ``meta_test.csv``, ``meta_test.md`` and ``meta_test.png`` into
 ``--output_dir`` (default ``RUN_DIR/meta_test``) and prints a table.
@@ -258,7 +260,7 @@ def format_table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def plot_results(results: dict[str, Any], path: str, error_bars: str = "stderr") -> str:
+def plot_results(results: dict[str, Any], path: str, error_bars: str = "std") -> str:
     """Return vs number of inner steps, one line per policy, with error bars; save a PNG.
 
     Args:
@@ -366,8 +368,9 @@ def main(argv: Sequence[str] | None = None) -> str:
                         "(kept by training with --keep_best)")
     parser.add_argument("--no_random_init", action="store_true",
                         help="skip the random-init baseline")
-    parser.add_argument("--error_bars", choices=("stderr", "std"), default="stderr",
-                        help="error bars of the plot")
+    parser.add_argument("--error_bars", choices=("stderr", "std"), default="std",
+                        help="error bars of the plot: std over tasks (as the tables) or the "
+                        "standard error")
     parser.add_argument("--output_dir", default=None, help="default: RUN_DIR/meta_test")
     args = parser.parse_args(argv)
     check_args(parser, args)
