@@ -29,6 +29,30 @@ def write_generated(name: str, text: str) -> None:
 # The per-environment settings table of experiments.rst, from paper_configs.json.
 write_generated("paper_configs_table.rst.inc", paper_config_table_rst())
 
+# The hyperparameter tables of the per-algorithm pages (docs/algorithms/*.rst).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import algorithm_tables  # noqa: E402
+
+for _page in algorithm_tables.PAGE_ALGORITHMS:
+    for _name, _text in algorithm_tables.page_tables_rst(_page).items():
+        write_generated(_name, _text)
+
+# The committed result tables of the results page, converted from benchmarks/results/**/*.md.
+import markdown_results  # noqa: E402
+
+RESULT_FILES = (
+    "reproduction/reproduction.md", "reproduction/gradient_variance/gradient_variance.md",
+    "meta_test_point/meta_test.md", "meta_test_point/trpo_maml/meta_test.md",
+    "maml_nav/meta_test_best/meta_test.md",
+    "iteration.md", "sampling.md", "algo_steps.md", "algo_steps_metastep.md",
+    "metastep_profile.md", "packing.md", "sample_processing.md",
+)
+"""Files of ``benchmarks/results/`` the results page shows (as ``results_<path>.rst.inc``)."""
+for _path in RESULT_FILES:
+    with open(os.path.join(ROOT, "benchmarks", "results", _path), encoding="utf-8") as _f:
+        write_generated("results_" + _path.replace("/", "_").replace(".md", ".rst.inc"),
+                        markdown_results.markdown_to_rst(_f.read()))
+
 project = "meta_policy_search"
 author = "meta_policy_search developers"
 copyright = "2025, meta_policy_search developers"  # noqa: A001 - Sphinx's name
@@ -75,6 +99,9 @@ html_theme = "furo"
 html_title = f"meta_policy_search {release}"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
+html_js_files = ["wrap_identifiers.js"]
+# Literal blocks (``::``) in these pages are shell commands; Python code uses code-block python.
+highlight_language = "bash"
 pygments_style = "sphinx"
 pygments_dark_style = "monokai"
 
@@ -86,11 +113,14 @@ nitpicky = True
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import docs_references  # noqa: E402
+import package_pages  # noqa: E402
 
 
 def setup(app):  # noqa: ANN001, ANN201 - Sphinx's extension hook
-    """Connect the reference resolver and the docstring filters of :mod:`docs_references`."""
+    """Connect the reference resolver and docstring filters of :mod:`docs_references` and the
+    package contents of :mod:`package_pages`."""
     docs_references.connect(app)
+    package_pages.connect(app)
 
 
 def check_api_index_lists_every_module() -> None:

@@ -24,8 +24,15 @@ settings plus:
 * oracle: ``--oracle true`` (any ``--num_inner_grad_steps``; ``0`` gives the paper's oracle, a
   policy trained on the task mixture with the task in its input).
 
-Inner step ``1`` uses ``--first_step_size`` (default 0.1) and later steps ``--later_step_size``
-(default 0.05), as in the MAML paper's evaluation.
+Every inner step uses the evaluated run's own step sizes, as in training: its ``params.json``
+``inner_lr`` (a ``trainable_inner_step_size`` run adapts with its learned ones, its baselines
+with its ``inner_lr``). Give
+``--first_step_size 0.1 --later_step_size 0.05`` for the MAML paper's evaluation schedule (one
+of the two alone: the other takes the paper's value).
+
+The console table, ``meta_test.md`` and the plot's error bars give the average return as
+mean +- std over tasks (``--error_bars stderr``: standard errors in the plot); ``meta_test.csv``
+and ``meta_test.json`` also hold the standard error.
 
 Writes ``meta_test.json``, ``meta_test.csv``, ``meta_test.md`` and ``meta_test.png`` into
 ``--output_dir`` (default ``RUN_DIR/meta_test``) and prints a table.
@@ -180,6 +187,7 @@ def evaluate_run(
         "rollouts_per_task": rollouts_per_task or config.rollouts_per_meta_task,
         "max_path_length": config.max_path_length,
         "inner_lr": config.inner_lr,
+        "trainable_inner_step_size": config.trainable_inner_step_size,
         "pretrained_run": None if pretrained_run is None else os.path.abspath(pretrained_run),
         "oracle_run": None if oracle_run is None else os.path.abspath(oracle_run),
         "first_step_size": None if schedule is None else schedule[0],
@@ -236,20 +244,23 @@ def to_csv(results: dict[str, Any]) -> str:
 
 
 def format_table(results: dict[str, Any]) -> str:
-    """A text table: one row per policy, ``mean +- stderr`` per number of inner steps."""
+    """A text table: one row per policy, ``mean +- std`` over tasks per number of inner steps
+    (the statistics of ``meta_test.md``), then a line saying so and which step sizes were used."""
     num_steps = results["num_adapt_steps"] + 1
     header = ["policy"] + [f"{k} step{'s' if k != 1 else ''}" for k in range(num_steps)]
     rows = [header] + [
-        [label] + [f"{s['mean_return']:.2f} +- {s['stderr_return']:.2f}" for s in steps]
+        [label] + [f"{s['mean_return']:.2f} +- {s['std_return']:.2f}" for s in steps]
         for label, steps in results["policies"].items()
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = [" | ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in rows]
     lines.insert(1, "-+-".join("-" * w for w in widths))
+    lines.append(f"Average return, mean +- std over {results['n_tasks']} held-out tasks; "
+                 f"{meta_test_baselines.step_size_description(results)}.")
     return "\n".join(lines)
 
 
-def plot_results(results: dict[str, Any], path: str, error_bars: str = "stderr") -> str:
+def plot_results(results: dict[str, Any], path: str, error_bars: str = "std") -> str:
     """Return vs number of inner steps, one line per policy, with error bars; save a PNG.
 
     Args:
@@ -304,7 +315,7 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
             parser.error(f"--{name} {value}: must be an integer >= {minimum}")
     for name in ("first_step_size", "later_step_size"):
         value = getattr(args, name)
-        if not (math.isfinite(value) and value > 0):
+        if value is not None and not (math.isfinite(value) and value > 0):
             parser.error(f"--{name} {value}: must be a finite number > 0")
     for flag, run_dir in (("run_dir", args.run_dir), ("--pretrained_run", args.pretrained_run),
                           ("--oracle_run", args.oracle_run)):
@@ -346,19 +357,20 @@ def main(argv: Sequence[str] | None = None) -> str:
                         "with --num_inner_grad_steps 0 and (K+1) x n_itr for the same budget)")
     parser.add_argument("--oracle_run", default=None,
                         help="also evaluate this --oracle true run's policy on the oracle env")
-    parser.add_argument("--first_step_size", type=float,
-                        default=meta_test_baselines.DEFAULT_FIRST_STEP_SIZE,
-                        help="step size of the first inner step (the MAML paper's 0.1)")
-    parser.add_argument("--later_step_size", type=float,
-                        default=meta_test_baselines.DEFAULT_LATER_STEP_SIZE,
-                        help="step size of every later inner step (the MAML paper's 0.05)")
+    parser.add_argument("--first_step_size", type=float, default=None,
+                        help="step size of the first inner step (default: the run's own step "
+                        "sizes for every step, its inner_lr; the MAML paper evaluated with 0.1)")
+    parser.add_argument("--later_step_size", type=float, default=None,
+                        help="step size of every later inner step (default: the run's own; the "
+                        "MAML paper's 0.05, taken when only --first_step_size is given)")
     parser.add_argument("--checkpoint", choices=evaluation.CHECKPOINT_CHOICES, default="latest",
                         help="evaluate RUN_DIR's newest checkpoint, or the best iteration's "
                         "(kept by training with --keep_best)")
     parser.add_argument("--no_random_init", action="store_true",
                         help="skip the random-init baseline")
-    parser.add_argument("--error_bars", choices=("stderr", "std"), default="stderr",
-                        help="error bars of the plot")
+    parser.add_argument("--error_bars", choices=("stderr", "std"), default="std",
+                        help="error bars of the plot: std over tasks (as the tables) or the "
+                        "standard error")
     parser.add_argument("--output_dir", default=None, help="default: RUN_DIR/meta_test")
     args = parser.parse_args(argv)
     check_args(parser, args)

@@ -11,7 +11,8 @@ steps on held-out tasks, with three baselines adapted the same way on the same t
   oracle env.
 
 Their evaluation took the first gradient step with step size 0.1 and later ones with 0.05
-(:class:`ScheduledStepSizes`). ``experiments/meta_test.py`` runs the comparison; this module
+(:class:`ScheduledStepSizes`); ``meta_test.py`` uses that schedule only when asked and otherwise
+adapts with the evaluated run's own step sizes. ``experiments/meta_test.py`` runs the comparison; this module
 holds the parts that do not depend on a run script.
 """
 
@@ -169,9 +170,23 @@ def to_markdown(results: Mapping[str, Any]) -> str:
     for label, steps in policies.items():
         cells = [f"{s['mean_return']:.2f} +- {s['std_return']:.2f}" for s in steps]
         lines.append("| " + " | ".join([label] + cells) + " |")
-    settings = [f"{results.get('n_tasks')} held-out tasks", f"seed {results.get('seed')}"]
-    if results.get("first_step_size") is not None:
-        settings.append(f"step size {results['first_step_size']} for the first step, "
-                        f"{results['later_step_size']} for later ones")
+    settings = [f"{results.get('n_tasks')} held-out tasks", f"seed {results.get('seed')}",
+                step_size_description(results)]
     lines += ["", "Average return, mean +- std over tasks; " + ", ".join(settings) + "."]
     return "\n".join(lines) + "\n"
+
+
+def step_size_description(results: Mapping[str, Any]) -> str:
+    """The inner step sizes of a meta-test, in words, from ``meta_test.json``'s content.
+
+    Returns:
+        ``'step size 0.1 for the first step, 0.05 for later ones'`` for a schedule given on the
+        command line, else ``"the run's own step sizes (inner_lr 0.05)"`` (``"the run's learned
+        step sizes ..."`` for a ``trainable_inner_step_size`` run).
+    """
+    if results.get("first_step_size") is not None:
+        return (f"step size {results['first_step_size']} for the first step, "
+                f"{results['later_step_size']} for later ones")
+    if results.get("trainable_inner_step_size"):
+        return f"the run's learned step sizes (initial inner_lr {results.get('inner_lr')})"
+    return f"the run's own step sizes (inner_lr {results.get('inner_lr')})"

@@ -144,7 +144,7 @@ class Trainer:
         """Run iterations ``start_itr .. n_itr - 1`` (nothing if ``start_itr >= n_itr``)."""
         start_time = time.time()
         elapsed_before = self.elapsed_seconds
-        num_itrs = self.n_itr - self.start_itr
+        iteration_seconds: list[float] = []
         for itr in range(self.start_itr, self.n_itr):
             itr_start_time = time.time()
             stats = self._run_iteration(itr)
@@ -157,8 +157,8 @@ class Trainer:
             logger.dumpkvs()
             if self.checkpoint_dir is not None:
                 self.save(itr)
-            done = itr - self.start_itr + 1
-            self._print_progress(itr, stats, (time.time() - start_time) / done, num_itrs - done)
+            iteration_seconds.append(time.time() - itr_start_time)
+            self._print_progress(itr, stats, iteration_seconds)
             if any(callback(self, itr, stats) is False for callback in self.callbacks):
                 logger.log(f"Training stopped by a callback after iteration {itr}")
                 break
@@ -252,18 +252,24 @@ class Trainer:
         return {key: value for key, value in algo_stats.items() if key not in bad_stats}
 
     def _print_progress(
-        self, itr: int, stats: dict[str, float], secs_per_itr: float, itrs_left: int
+        self, itr: int, stats: dict[str, float], iteration_seconds: Sequence[float]
     ) -> None:
+        """One line: ``itr`` numbered as ``Itr`` in progress.csv (0 .. n_itr - 1), returns,
+        steps, seconds per iteration and the ETA of :func:`seconds_per_iteration`."""
         returns = " ".join(
             f"R{k}={stats[f'Step_{k}-AverageReturn']:.1f}"
             for k in range(self.num_inner_grad_steps + 1)
         )
-        eta = datetime.timedelta(seconds=round(secs_per_itr * itrs_left))
-        print(
-            f"itr {itr + 1}/{self.n_itr} | {returns} | steps {self.n_timesteps} | "
-            f"{secs_per_itr:.2f} s/itr | ETA {eta}",
-            flush=True,
-        )
+        itrs_left = self.n_itr - 1 - itr
+        secs_per_itr = seconds_per_iteration(iteration_seconds)
+        if secs_per_itr is None and itrs_left > 0:
+            timing = f"{iteration_seconds[-1]:.2f} s/itr | ETA ? (this itr built the graphs)"
+        else:
+            eta = datetime.timedelta(seconds=round((secs_per_itr or 0.0) * itrs_left))
+            shown = iteration_seconds[-1] if secs_per_itr is None else secs_per_itr
+            timing = f"{shown:.2f} s/itr | ETA {eta}"
+        print(f"itr {itr}/{self.n_itr - 1} | {returns} | steps {self.n_timesteps} | {timing}",
+              flush=True)
 
     def _nominal_timesteps_per_itr(self) -> int:
         """The paper's steps of one iteration: ``(K + 1) x T x R x H``."""
@@ -359,6 +365,23 @@ class Trainer:
             env.task_rng.bit_generator.state = state["env_task_rng"]
         self.start_itr = int(state["itr"]) + 1
         return self.start_itr
+
+
+def seconds_per_iteration(iteration_seconds: Sequence[float]) -> float | None:
+    """Seconds per iteration for the ETA: the mean over this process's iterations but its first.
+
+    The first iteration of a process (also after ``--resume``) traces and compiles the
+    ``tf.function`` graphs and may take several times as long as the next ones, so it is left out.
+
+    Args:
+        iteration_seconds: wall-clock seconds of each iteration run so far by this process.
+
+    Returns:
+        The mean of ``iteration_seconds[1:]``, or ``None`` with fewer than two iterations.
+    """
+    if len(iteration_seconds) < 2:
+        return None
+    return float(np.mean(iteration_seconds[1:]))
 
 
 def checkpoint_trackables(algo: MetaAlgorithm, policy: MetaPolicy) -> dict[str, Any]:

@@ -48,3 +48,39 @@ def test_example_meta_learns_to_adapt(example):
     gain = returns[:, 1] - returns[:, 0]
     assert gain[-10:].mean() > 4.0, gain
     assert gain[-10:].mean() > gain[:3].mean() + 2.0, gain
+
+
+FROM_PYTHON = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "examples",
+                           "from_python.py")
+
+
+def test_from_python_example_trains_restores_and_evaluates(tmp_path, capsys):
+    """The "From Python" page's code: train with the classes, restore the checkpoint, adapt."""
+    from meta_policy_search.utils import logger
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "experiments"))
+    from promp_run_point_mass import main as point_mass_main
+
+    sys.path.pop(0)
+    spec = importlib.util.spec_from_file_location("from_python_example", FROM_PYTHON)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+        module.train(str(tmp_path), n_itr=3)
+        logger.reset()
+        results = module.evaluate(str(tmp_path), n_tasks=3, num_adapt_steps=1)
+    finally:
+        del sys.modules[spec.name]
+        logger.reset()
+    assert [step["num_grad_steps"] for step in results] == [0, 1]
+    run_dir = point_mass_main(["--n_itr", "1", "--meta_batch_size", "2", "--rollouts_per_meta_task",
+                               "2", "--max_path_length", "10", "--hidden_sizes", "4",
+                               "--log_formats", "csv", "--dump_path", str(tmp_path / "script")])
+    logger.reset()
+    script_results = module.evaluate_script_run(run_dir, n_tasks=2, num_adapt_steps=1)
+    assert [step["n_tasks"] for step in script_results] == [2, 2]
+    assert all(np.isfinite(step["mean_return"]) for step in results)
+    out = capsys.readouterr().out
+    assert "checkpoint of iteration 2, 3 held-out tasks" in out
+    assert "the adapted policy's episodes end near" in out

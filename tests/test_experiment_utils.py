@@ -409,3 +409,25 @@ def test_algorithm_from_config_passes_the_fields_named_like_constructor_argument
     algo = algorithm_from_config(Algo, Config(), "the policy", max_path_length=200)
     assert algo.args == dict(policy="the policy", inner_lr=0.05, clip_eps=0.3, cg_iters=10,
                              max_path_length=200)
+
+
+def test_no_run_script_prints_the_stdout_table_by_default():
+    """The console gets one progress line per iteration, not a table of every key (45 rows on
+    MuJoCo); --log_formats stdout,... brings it back."""
+    from meta_policy_search.experiment.registry import ALGORITHMS
+
+    for name, algorithm in ALGORITHMS.items():
+        config_cls, _, _ = algorithm.load()
+        assert "stdout" not in config_cls().log_formats, name
+
+
+def test_help_shows_plain_text_not_restructuredtext():
+    from meta_policy_search.experiment.config_parsing import make_parser, plain_text
+    from meta_policy_search.experiment.registry import ALGORITHMS
+
+    assert plain_text(":class:`~a.b.MetaSampler` and :mod:`a.b` run ``x * y`` *fast*") \
+        == "MetaSampler and a.b run x * y fast"
+    for name, algorithm in ALGORITHMS.items():
+        text = make_parser(algorithm.config_cls).format_help()
+        for markup in ("``", ":class:", ":mod:", ":func:", ":data:", ":meth:"):
+            assert markup not in text, (name, markup)

@@ -222,7 +222,8 @@ def test_cli_compares_all_four_policies(runs, tmp_path, capsys):
     output_dir = str(tmp_path / "out")
     meta_test.main([runs["meta"], "--n_tasks", "3", "--num_adapt_steps", "2",
                     "--rollouts_per_task", "2", "--pretrained_run", runs["pretrained"],
-                    "--oracle_run", runs["oracle"], "--output_dir", output_dir])
+                    "--oracle_run", runs["oracle"], "--output_dir", output_dir,
+                    "--first_step_size", "0.1", "--later_step_size", "0.05"])
     with open(os.path.join(output_dir, "meta_test.json")) as f:
         results = json.load(f)
     labels = ["promp", "random-init", "pretrained", "oracle"]
@@ -264,3 +265,36 @@ def test_baseline_runs_are_checked(runs, tmp_path, capsys):
         {"n_itr": 2, "num_inner_grad_steps": 1, "meta_batch_size": 4,
          "rollouts_per_meta_task": 4, "max_path_length": 20})
     assert note is not None and "2 x n_itr" in note
+
+
+def test_cli_adapts_with_the_runs_own_inner_lr_and_prints_mean_and_std(tmp_path, capsys):
+    """A run trained at inner_lr 0.05 is meta-tested at 0.05 for every step, not at the MAML
+    paper's 0.1 / 0.05 schedule; the console gives the statistics of meta_test.md (mean +- std)."""
+    run_dir = train(tmp_path / "run", "--inner_lr", "0.05")
+    output_dir = tmp_path / "out"
+    common = ["--n_tasks", "3", "--num_adapt_steps", "2", "--rollouts_per_task", "2",
+              "--no_random_init"]
+    meta_test.main([run_dir, *common, "--output_dir", str(output_dir)])
+    console = capsys.readouterr().out
+    with open(output_dir / "meta_test.json") as f:
+        results = json.load(f)
+    assert (results["first_step_size"], results["later_step_size"]) == (None, None)
+    own = [s["mean_return"] for s in results["policies"]["promp"]]
+    # The same tasks and episodes adapted with 0.05 at every step give the same numbers ...
+    explicit = meta_test.evaluate_run(run_dir, n_tasks=3, num_adapt_steps=2, rollouts_per_task=2,
+                                      random_init=False, first_step_size=0.05,
+                                      later_step_size=0.05)
+    np.testing.assert_allclose(own, [s["mean_return"] for s in explicit["policies"]["promp"]])
+    # ... and the paper's schedule (0.1 first) other ones after the first step.
+    paper = meta_test.evaluate_run(run_dir, n_tasks=3, num_adapt_steps=2, rollouts_per_task=2,
+                                   random_init=False, first_step_size=0.1, later_step_size=0.05)
+    assert own[0] == paper["policies"]["promp"][0]["mean_return"]
+    assert not np.isclose(own[1], paper["policies"]["promp"][1]["mean_return"])
+    md = (output_dir / "meta_test.md").read_text()
+    assert "the run's own step sizes (inner_lr 0.05)" in md
+    assert "learned step sizes (initial inner_lr 0.05)" in meta_test_baselines.step_size_description(
+        {**results, "trainable_inner_step_size": True})
+    assert "mean +- std over 3 held-out tasks; the run's own step sizes (inner_lr 0.05)" in console
+    for step in results["policies"]["promp"]:  # each console cell is the markdown table's cell
+        cell = f"{step['mean_return']:.2f} +- {step['std_return']:.2f}"
+        assert cell in console and cell in md

@@ -126,3 +126,61 @@ def test_reference_overlay(tmp_path):
     output = str(tmp_path / "ref.png")
     assert plot.main([str(tmp_path), "--reference", "--output", output]) \
         == output
+
+
+def test_reference_says_why_a_curve_has_no_paper_points(tmp_path, capsys):
+    params = {"algo": "vpg_maml", "inner_type": "likelihood_ratio", "env": "HalfCheetahRandDirecEnv",
+              "meta_batch_size": 10, "rollouts_per_meta_task": 5, "max_path_length": 100,
+              "num_inner_grad_steps": 1, "seed": 1}
+    reason = curves.missing_reference_reason(params, "Step_1-AverageReturn")
+    assert reason is not None and "10 x 5" in reason and "40 x 20 (fig2)" in reason
+    assert "20 x 40 (fig3)" in reason
+    paper_batch = {**params, "meta_batch_size": 40, "rollouts_per_meta_task": 20}
+    assert curves.missing_reference_reason(paper_batch, "Step_1-AverageReturn") is None
+    assert "no MAML-VPG curve" in curves.missing_reference_reason(
+        {**params, "inner_type": "log_likelihood"}, "Step_1-AverageReturn")
+    assert "not one of the paper's" in curves.missing_reference_reason(
+        {**params, "algo": "mine"}, "Step_1-AverageReturn")
+    make_run(tmp_path / "small", rows_for([1, 2], [3, 4], 5_000), params)
+    plot.main([str(tmp_path), "--reference", "--output", str(tmp_path / "ref.png")])
+    out = capsys.readouterr().out
+    assert "note: no paper points for" in out and "10 x 5" in out
+    plot.main([str(tmp_path), "--output", str(tmp_path / "plain.png")])
+    assert "note:" not in capsys.readouterr().out  # without --reference nothing to explain
+
+
+def test_one_seed_run_draws_pre_and_post_update_on_one_axis_without_a_seed_band(tmp_path):
+    """The quick start's PNG: one run, so one axis with both curves and no "over seeds" label."""
+    make_run(tmp_path / "quick", rows_for([-40, -39], [-30, -20], 100),
+             {"algo": "promp", "env": "PointEnvRandGoal", "seed": 1})
+    groups = curves.group_runs(curves.find_runs([str(tmp_path)]))
+    keys = ["Step_0-AverageReturn", "Step_1-AverageReturn"]
+    ((title, lines),) = plot.layout(groups, keys)
+    assert [label for _, _, label in lines] == [
+        "Step_0-AverageReturn (pre-update)", "Step_1-AverageReturn (after 1 inner step)"]
+    assert "seeds" not in plot.y_label(groups) and "one seed" in plot.y_label(groups)
+    assert len(plot.layout(groups, keys, one_axis=False)) == 2  # --panel_per_key
+
+
+def test_several_configurations_get_a_panel_per_key(runs_root):
+    groups = curves.group_runs(curves.find_runs([str(runs_root)]))
+    keys = ["Step_0-AverageReturn", "Step_1-AverageReturn"]
+    panels = plot.layout(groups, keys)
+    assert [title for title, _ in panels] == keys and all(len(lines) == 2 for _, lines in panels)
+    assert "mean \u00b1 std over seeds" in plot.y_label(groups)  # a group has 3 seeds
+    ((_, lines),) = plot.layout(groups, keys, one_axis=True)
+    assert len(lines) == 4
+
+
+def test_seeds_that_differ_in_execution_settings_are_one_configuration(tmp_path):
+    """Log formats, executor, timeouts leave the results alone: a seed run before the default
+    log formats changed and one after are seeds of one curve."""
+    base = {"algo": "promp", "env": "PointEnvRandGoal", "n_itr": 3}
+    make_run(tmp_path / "s1", rows_for([1, 2, 3], [2, 3, 4], 10),
+             {**base, "seed": 1, "log_formats": ["stdout", "log", "csv"], "executor": "parallel"})
+    make_run(tmp_path / "s2", rows_for([1, 2, 3], [2, 3, 4], 10),
+             {**base, "seed": 2, "log_formats": ["log", "csv"], "executor": "iterative",
+              "sampler_timeout": 60})
+    make_run(tmp_path / "long", rows_for([1, 2, 3], [2, 3, 4], 10), {**base, "seed": 3, "n_itr": 9})
+    groups = curves.group_runs(curves.find_runs([str(tmp_path)]))
+    assert sorted(len(runs) for runs in groups.values()) == [1, 2]

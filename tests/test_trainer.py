@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import csv
 import os
+import time
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from meta_policy_search import meta_trainer
 from meta_policy_search.meta_trainer import Trainer
 from meta_policy_search.types import PathBatch, SampleBatch
 from meta_policy_search.utils import checkpoint as checkpoint_module
@@ -223,7 +225,7 @@ def test_progress_csv_keys_and_cumulative_timesteps(log_dir, capsys):
     mask_steps_call2 = steps[1]
     assert all_stats[0]["Step_1-AverageReturn"] == pytest.approx(2.0 * mask_steps_call2 / (T * R))
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("itr ")]
-    assert len(lines) == 3 and "ETA" in lines[-1] and lines[-1].startswith("itr 3/3")
+    assert len(lines) == 3 and "ETA" in lines[-1] and lines[-1].startswith("itr 2/2")
 
 
 def test_the_trainer_alone_logs_the_algorithm_statistics(log_dir):
@@ -435,3 +437,29 @@ def test_checkpoint_with_non_finite_values_is_never_written(tmp_path):
     with pytest.raises(ValueError, match="state.baseline"):
         save_checkpoint(str(tmp_path), 0, {}, {"baseline": np.array([np.nan])})
     assert latest_checkpoint(str(tmp_path)) is None
+
+
+def test_progress_lines_number_like_progress_csv_and_the_eta_skips_graph_building(
+        log_dir, capsys):
+    """The first iteration (graph tracing) is slow; the ETA must not extrapolate it."""
+    trainer, _ = make_trainer(log_dir, n_itr=4, checkpoint=False)
+    optimize_policy = trainer.algo.optimize_policy
+    first_call = [True]
+
+    def slow_first_outer_step(*args, **kwargs):
+        if first_call[0]:
+            first_call[0] = False
+            time.sleep(1.5)  # as tracing the graphs does
+        return optimize_policy(*args, **kwargs)
+
+    trainer.algo.optimize_policy = slow_first_outer_step
+    trainer.train()
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("itr ")]
+    rows = read_csv(log_dir / "progress.csv")
+    assert [line.split(" |")[0] for line in lines] == [f"itr {r['Itr']}/3" for r in rows]
+    assert lines[0].endswith("ETA ? (this itr built the graphs)")
+    # 2 iterations left at the fast iterations' pace: well under a second (the running mean
+    # including the first would say 0:00:02).
+    assert lines[1].endswith("ETA 0:00:00") and lines[-1].endswith("ETA 0:00:00")
+    assert meta_trainer.seconds_per_iteration([9.0, 1.0, 3.0]) == 2.0
+    assert meta_trainer.seconds_per_iteration([9.0]) is None

@@ -53,8 +53,6 @@ class ProMPPointMassConfig(ProMPConfig):
     """Horizon ``H`` (the MAML paper's 100)."""
     executor: str = "iterative"
     """Sample in the main process: the point env is too cheap for worker processes to pay."""
-    log_formats: tuple[str, ...] = ("log", "csv", "tensorboard")
-    """Logger outputs; no ``stdout`` table, the Trainer prints one line per iteration."""
     paper_config: bool = False
     """Keep these quick-start settings (1 inner step, exactly 20 rollouts per task) instead of the
     paper's PointEnvRandGoal entry (3 inner steps, budget sampling); ``true`` applies the entry to

@@ -13,6 +13,7 @@ import datetime
 import inspect
 import json
 import os
+import re
 import textwrap
 import types
 import typing
@@ -67,6 +68,21 @@ def field_docs(config_cls: type) -> dict[str, str]:
             ):
                 docs[node.target.id] = " ".join(following.value.value.split())
     return docs
+
+
+_ROLE = re.compile(r":[\w:]+:`(~?)([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+_EMPHASIS = re.compile(r"(?<![\w*])\*(\w[^*]*?)\*(?![\w*])")
+
+
+def plain_text(doc: str) -> str:
+    """A docstring's reStructuredText markup as plain text, for ``--help``.
+
+    ``:class:`~a.b.C``` -> ``C``, ``:mod:`a.b``` -> ``a.b``, double-backquoted literals and
+    ``*emphasis*`` lose their markup.
+    """
+    doc = _ROLE.sub(lambda m: m.group(2).rsplit(".", 1)[-1] if m.group(1) else m.group(2), doc)
+    return _EMPHASIS.sub(r"\1", _LITERAL.sub(r"\1", doc))
 
 
 def _coerce(name: str, value: Any, annotation: Any, from_cli: bool) -> Any:
@@ -188,7 +204,7 @@ def make_parser(config_cls: type, description: str | None = None) -> argparse.Ar
     Flags left out are not set (``argparse.SUPPRESS``), so they do not override a config file.
     """
     parser = argparse.ArgumentParser(
-        description=description or config_cls.__doc__,
+        description=plain_text(description or config_cls.__doc__ or ""),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument("--config_file", help="JSON file of config overrides")
@@ -205,7 +221,7 @@ def make_parser(config_cls: type, description: str | None = None) -> argparse.Ar
             f"--{field.name}",
             default=argparse.SUPPRESS,
             metavar=field.name.upper(),
-            help=f"{docs.get(field.name, '')} (default: {default!r})".replace("%", "%%"),
+            help=f"{plain_text(docs.get(field.name, ''))} (default: {default!r})".replace("%", "%%"),
         )
     return parser
 

@@ -138,8 +138,10 @@ class MetaRLConfig:
     """First-order approximation: no gradient through the inner step's gradient."""
     jit_compile: bool = False
     """Compile the algorithm's graphs with XLA (``benchmarks/results/algo_steps.md``)."""
-    log_formats: tuple[str, ...] = ("stdout", "log", "csv", "tensorboard")
-    """Logger outputs (``stdout`` prints a table per iteration)."""
+    log_formats: tuple[str, ...] = ("log", "csv", "tensorboard")
+    """Logger outputs. The console gets the Trainer's one progress line per iteration; add
+    ``stdout`` to also print the table of every logged key (some 45 rows on MuJoCo) each
+    iteration, the table ``log.txt`` holds."""
     paper_config: bool = True
     """Apply the paper's settings for this algorithm and ``env`` (``paper_configs.json``) over the
     defaults; fields the run script redeclares, ``--config_file`` and flags still win."""

@@ -21,15 +21,19 @@ from typing import Any
 
 import numpy as np
 
+from meta_policy_search.experiment.configs import RESUME_CHANGEABLE
 from meta_policy_search.experiment.paper import (
+    FIGURE_BATCHES,
     ReferencePoint,
     load_paper_reference,
     points_for_run,
 )
 from meta_policy_search.experiment.registry import algorithm_for_params
 
-IGNORED_PARAMS = ("seed", "dump_path")
-"""``params.json`` keys that do not distinguish configurations."""
+IGNORED_PARAMS = ("seed", *sorted(RESUME_CHANGEABLE - {"n_itr"}))
+"""``params.json`` keys that do not distinguish configurations: the seed, and the settings a
+``--resume`` may change because they leave the results alone (output path, log formats,
+executor, timeouts, ...). ``n_itr`` does distinguish: a longer run is another curve."""
 
 
 
@@ -109,6 +113,38 @@ def reference_points(params: dict, key: str) -> list[ReferencePoint]:
         return []
     return points_for_run(load_paper_reference(), params.get("env", ""), algorithm.legend, key,
                           params)
+
+
+def missing_reference_reason(params: dict, key: str) -> str | None:
+    """Why :func:`reference_points` finds no paper values for a run, or ``None`` if it finds some.
+
+    Args:
+        params: the run's ``params.json``.
+        key: the ``progress.csv`` column.
+
+    Returns:
+        One sentence: the algorithm or env is not in the paper, the paper has no curve of
+        ``key``, or the run's batch (``meta_batch_size x rollouts_per_meta_task``) is not the
+        batch of the paper's figure (naming both).
+    """
+    if reference_points(params, key):
+        return None
+    algorithm = algorithm_for_params(params)
+    if algorithm is None:
+        return f"algorithm {params.get('algo')!r} is not one of the paper's"
+    env = params.get("env", "")
+    reference = load_paper_reference()
+    same_curve = [p for p in reference if p.env == env and p.algorithm == algorithm.legend]
+    if not same_curve:
+        return f"the paper has no {algorithm.legend} curve on {env}"
+    same_key = [p for p in same_curve if p.metric == key]
+    if not same_key:
+        return f"the paper's {algorithm.legend} curve on {env} is not {key}"
+    batches = sorted({f"{FIGURE_BATCHES[p.figure][0]} x {FIGURE_BATCHES[p.figure][1]} "
+                      f"({p.figure})" for p in same_key if p.figure in FIGURE_BATCHES})
+    return (f"the run's batch is {params.get('meta_batch_size')} x "
+            f"{params.get('rollouts_per_meta_task')} (meta_batch_size x rollouts_per_meta_task), "
+            f"the paper's is {' or '.join(batches)}; a curve of another batch is not comparable")
 
 
 def draw_reference(ax: Any, points: Sequence[ReferencePoint], color: Any,

@@ -416,7 +416,7 @@ def paper_config_table_rst() -> str:
     from meta_policy_search.experiment.configs import ProMPConfig  # imports this module
 
     default = ProMPConfig()
-    promp_default = f"{default.num_ppo_steps} / fixed {default.init_inner_kl_penalty:g}"
+    promp_default = f"{default.num_ppo_steps} / fixed {_format_value(default.init_inner_kl_penalty)}"
     for env, entry in data["not_in_paper"].items():
         rows.append([f"``{env}``", str(entry["max_path_length"]), f"{default.inner_lr:g}",
                      str(default.num_inner_grad_steps), _format_value(list(default.hidden_sizes)),

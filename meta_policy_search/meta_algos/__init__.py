@@ -1,4 +1,11 @@
-"""Meta-learning algorithms: ProMP, TRPO-MAML, VPG-MAML, PPO-MAML, E-MAML, DiCE-MAML, VPG-DiCE."""
+"""Meta-learning algorithms: ProMP, TRPO-MAML, VPG-MAML, PPO-MAML, E-MAML, DiCE-MAML, VPG-DiCE.
+
+Every algorithm is a :class:`~meta_policy_search.meta_algos.base.MAMLAlgo`: the shared,
+differentiable inner step (:mod:`~meta_policy_search.meta_algos.inner_step`) with the algorithm's
+inner objective, and an outer step on its outer objective; the objectives are free functions in
+:mod:`~meta_policy_search.meta_algos.objectives`. The user guide writes them out and has a page
+per algorithm.
+"""
 
 from meta_policy_search.meta_algos.base import MAMLAlgo
 from meta_policy_search.meta_algos.dice_maml import DICEMAML, VPG_DICEMAML

@@ -40,6 +40,12 @@ class ProMP(MAMLAlgo):
     :math:`\mathrm{KL}_k <` ``target_inner_step / 1.5`` and doubled if
     :math:`\mathrm{KL}_k >` ``1.5 * target_inner_step``.
 
+    The constructor's defaults (``clip_eps`` 0.2, ``init_inner_kl_penalty`` 1e-2, adaptive) are
+    the original class's, not the paper's experiments': the run scripts use
+    :class:`~meta_policy_search.experiment.configs.ProMPConfig` (``clip_eps`` 0.3, a fixed
+    penalty of 5e-4) and the paper's values per env (:doc:`/algorithms/promp`). Pass them
+    explicitly when building the class yourself.
+
     Arguments not listed below are those of :class:`MAMLAlgo`.
 
     Args:

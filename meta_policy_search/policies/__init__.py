@@ -1,5 +1,11 @@
-"""Policies. TensorFlow is imported lazily so that sampler workers can use
-:mod:`meta_policy_search.policies.numpy_policy` without loading it."""
+"""Policies: the TensorFlow meta-policy with one parameter set per task, and its numpy twin.
+
+:class:`~meta_policy_search.policies.meta_gaussian_mlp_policy.MetaGaussianMLPPolicy` holds the
+shared parameters and the per-task adapted ones the inner steps set; the sampler acts with
+:class:`~meta_policy_search.policies.numpy_policy.NumpyGaussianMLP`, a copy of its weights.
+TensorFlow is imported lazily so that sampler workers can use
+:mod:`meta_policy_search.policies.numpy_policy` without loading it.
+"""
 
 from typing import Any
 

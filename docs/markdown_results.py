@@ -1,0 +1,79 @@
+"""Committed result files (``benchmarks/results/**/*.md``) as reStructuredText, at build time.
+
+The results page includes the benchmark and reproduction tables from the files the scripts
+wrote, converted here, so the page shows exactly what is committed and never a copy that can
+drift. Only what those files use is converted: ``#`` headings (as rubrics), pipe tables (as
+list-tables), ``-`` lists, paragraphs, ```code``` spans and ``[text](url)`` links.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CODE = re.compile(r"(`+)(.+?)\1")
+_LINK = re.compile(r"\[([^\]]+)\]\(([^)]+)\)")
+
+
+def inline(text: str) -> str:
+    """Markdown inline markup as reST: code spans, links; reST's own specials escaped."""
+    out = []
+    position = 0
+    for match in _CODE.finditer(text):
+        out.append(_plain(text[position:match.start()]))
+        # glued to a word, a reST literal needs an escaped space (``x``\ s)
+        before = "\\ " if text[:match.start()][-1:].isalnum() else ""
+        after = "\\ " if text[match.end():match.end() + 1].isalnum() else ""
+        out.append(f"{before}``{match.group(2).strip()}``{after}")
+        position = match.end()
+    out.append(_plain(text[position:]))
+    return "".join(out)
+
+
+def _plain(part: str) -> str:
+    part = part.replace("\\", "\\\\").replace("*", "\\*").replace("|", "\\|")
+    part = re.sub(r"(?<=\w)_(?=\W|$)", r"\\_", part)  # a trailing _ is a reST reference
+    return _LINK.sub(lambda m: f"`{m.group(1)} <{m.group(2)}>`__", part)
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def markdown_to_rst(text: str) -> str:
+    """Convert one result file (see the module docstring).
+
+    Args:
+        text: the markdown.
+
+    Returns:
+        reStructuredText for ``.. include::`` inside a section.
+    """
+    lines = text.splitlines()
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("#"):
+            out += [f".. rubric:: {inline(line.lstrip('#').strip())}", ""]
+        elif line.startswith("|") and i + 1 < len(lines) and set(lines[i + 1]) <= set("|-: "):
+            rows = [_cells(line)]
+            i += 2
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append(_cells(lines[i]))
+                i += 1
+            out += [".. list-table::", "   :header-rows: 1", "   :class: results-table", ""]
+            for row in rows:
+                out.append(f"   * - {inline(row[0])}" if row[0] else "   * -")
+                out += [f"     - {inline(cell)}" if cell else "     -" for cell in row[1:]]
+            out.append("")
+            continue
+        elif line.startswith("- "):
+            out.append(f"* {inline(line[2:])}")
+            if i + 1 < len(lines) and not lines[i + 1].startswith("- "):
+                out.append("")
+        elif line.strip():
+            out += [inline(line), ""] if not (i + 1 < len(lines) and lines[i + 1].strip()
+                                               and not lines[i + 1].startswith(("|", "#", "- "))) \
+                else [inline(line)]
+        i += 1
+    return "\n".join(out).rstrip() + "\n"

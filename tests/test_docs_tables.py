@@ -1,0 +1,67 @@
+"""The tables the documentation generates at build time: per-algorithm hyperparameters
+(docs/algorithm_tables.py) and the committed result files (docs/markdown_results.py)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "docs")
+sys.path.insert(0, DOCS)
+import algorithm_tables  # noqa: E402
+import markdown_results  # noqa: E402
+
+sys.path.remove(DOCS)
+
+
+def rows(table: str) -> list[list[str]]:
+    """A list-table's rows as lists of cells."""
+    result: list[list[str]] = []
+    for line in table.splitlines():
+        if line.startswith("   * -"):
+            result.append([line[6:].strip()])
+        elif line.startswith("     -"):
+            result[-1].append(line[6:].strip())
+    return result
+
+
+def test_promp_flags_give_the_script_default_and_the_papers_value():
+    table = {row[0]: row[1:] for row in rows(algorithm_tables.flag_table_rst(("promp",)))}
+    assert table["``--clip_eps``"][:2] == ["0.3", "0.3"]
+    assert table["``--inner_lr``"][:2] == ["0.1", "per env, below"]  # 0.05 on RandParams
+    assert table["``--sampling_mode``"][:2] == ["rollouts", "budget"]
+    assert table["``--init_inner_kl_penalty``"][0] == "5e-4"
+
+
+def test_paper_table_has_the_varying_settings_per_env():
+    table = rows(algorithm_tables.paper_table_rst(("promp",)))
+    header, body = table[0], {row[0]: dict(zip(table[0], row)) for row in table[1:]}
+    assert "``inner_lr``" in header and "``discount``" not in header  # constant: flag table
+    assert body["``HopperRandParamsEnv``"]["``inner_lr``"] == "0.05"
+    assert body["``HalfCheetahRandDirecEnv``"]["``inner_lr``"] == "0.1"
+    assert body["``HumanoidRandDirec2DEnv``"]["``hidden_sizes``"] == "(128, 128)"
+
+
+def test_pages_with_two_algorithms_name_where_they_differ():
+    table = {row[0]: row[1:] for row in rows(algorithm_tables.flag_table_rst(("vpg_maml", "lvc_vpg")))}
+    assert table["``--inner_type``"][0] == "log_likelihood (MAML-VPG); likelihood_ratio (LVC-VPG)"
+    e_maml = {row[0]: row[1:] for row in rows(algorithm_tables.flag_table_rst(
+        ("e_maml_trpo", "e_maml_vpg")))}
+    assert e_maml["``--step_size``"][0] == "0.01 (E-MAML-TRPO); \u2014 (E-MAML-VPG)"
+
+
+def test_one_format_for_small_numbers_in_the_per_env_table():
+    from meta_policy_search.experiment.paper import paper_config_table_rst
+
+    table = paper_config_table_rst()
+    assert "fixed 5e-4" in table and "0.0005" not in table
+
+
+def test_markdown_results_become_rest():
+    text = ("# Title `x`\n\nSome `code`s and ``a |b|`` here_ 2*3.\n\n| a | b |\n|---|---:|\n"
+            "| `k` | 1 |\n\n- item [link](https://example.org)\n")
+    rst = markdown_results.markdown_to_rst(text)
+    assert ".. rubric:: Title ``x``" in rst
+    assert "Some ``code``\\ s and ``a |b|`` here\\_ 2\\*3." in rst
+    assert rows(rst) == [["a", "b"], ["``k``", "1"]]
+    assert "* item `link <https://example.org>`__" in rst
