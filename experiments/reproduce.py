@@ -82,6 +82,7 @@ from meta_policy_search.experiment.paper import (
 )
 from meta_policy_search.experiment.planning import Run, has_checkpoint, plan_run
 from meta_policy_search.experiment.registry import ALGORITHMS, Algorithm, get_algorithm
+from meta_policy_search.experiment.run_checks import check_writable_dir
 from meta_policy_search.experiment.run_lock import check_run_owner
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 
@@ -174,8 +175,10 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
             parser.error(f"--{name} {value}: must be a finite number > 0")
     if any(seed < 0 for seed in args.seeds):
         parser.error(f"--seeds must be integers >= 0, got {args.seeds}")
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        parser.error(f"--out {args.out}: is a file, not a directory")
+    try:
+        check_writable_dir(args.out, "--out")
+    except ConfigError as error:
+        parser.error(str(error))
     if len(set(args.seeds)) != len(args.seeds):
         parser.error(f"--seeds must be distinct, got {args.seeds}")
     for arg in extra_args:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import importlib
+import importlib.util
 import os
 import sys
 
@@ -206,11 +207,62 @@ def run_script(args: list[str], cwd, script: str = "promp_run_mujoco.py"):
     import subprocess
     import time
 
-    env = {**os.environ, "PYTHONPATH": os.path.abspath(REPO)}
+    # No __pycache__ from a user env module imported from the working directory: the tests
+    # check that a refused command leaves the directory exactly as it was.
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
     start = time.monotonic()
     result = subprocess.run([sys.executable, os.path.join(EXPERIMENTS_DIR, script), *args],
                             cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
     return result, time.monotonic() - start
+
+
+BAD_ENVS = """
+from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
+
+
+class RaisesRuntime(PointEnvRandGoal):
+    def __init__(self):
+        raise RuntimeError("no licence\\nfor this simulator")
+
+
+class RaisesKey(PointEnvRandGoal):
+    def __init__(self):
+        raise KeyError("asset_path")
+"""
+
+UNWRITABLE = "/sys/meta_policy_search_test_out"
+"""A path nobody, root included, can create (the tests may run as root, which ignores modes)."""
+
+NO_METAWORLD = pytest.mark.skipif(importlib.util.find_spec("metaworld") is not None,
+                                  reason="metaworld is installed")
+
+
+def make_bad_inputs(tmp_path) -> None:
+    """The files the bad-input cases refer to, in the working directory ``tmp_path``."""
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "bad.json").write_text("{'n_itr': 3}")
+    (tmp_path / "empty_run").mkdir()
+    (tmp_path / "empty_run" / "params.json").write_text('{"algo": "promp"}')
+    (tmp_path / "bad_envs.py").write_text(BAD_ENVS)
+    for name, info, state in (("corrupt_json", b"{not json", b"x"),
+                              ("corrupt_pkl", b'{"itr": 0, "time": 0}', b"\x80\x05garbage")):
+        checkpoint = tmp_path / name / "checkpoints" / "itr_000000"
+        checkpoint.mkdir(parents=True)
+        (tmp_path / name / "params.json").write_text('{"algo": "promp", "n_itr": 2}')
+        (tmp_path / name / "checkpoints" / "latest").write_text("itr_000000")
+        (checkpoint / "state.json").write_bytes(info)
+        (checkpoint / "state.pkl").write_bytes(state)
+    for name, params in (("point_run", '{"algo": "promp", "env": "PointEnvRandGoal"}'),
+                         ("bad_params_run", '{"algo": "promp", "env": '),
+                         ("gone_env_run", '{"algo": "promp", "env": "gone_module:GoneEnv"}')):
+        (tmp_path / name / "checkpoints" / "itr_000000").mkdir(parents=True)
+        (tmp_path / name / "checkpoints" / "latest").write_text("itr_000000")
+        (tmp_path / name / "params.json").write_text(params)
+
+
+def snapshot(directory) -> dict[str, bytes | None]:
+    return {str(p.relative_to(directory)): p.read_bytes() if p.is_file() else None
+            for p in sorted(directory.rglob("*"))}
 
 
 @pytest.mark.parametrize(("args", "expected"), [
@@ -221,15 +273,28 @@ def run_script(args: list[str], cwd, script: str = "promp_run_mujoco.py"):
     (["--num_ppo_steps", "0", "--discount", "2"],
      ["--discount 2.0: must be a number in [0, 1]", "--num_ppo_steps 0: must be an integer >= 1"]),
     (["--dump_path", "afile"], ["--dump_path afile: is a file, not a directory"]),
+    (["--dump_path", UNWRITABLE], [f"--dump_path {UNWRITABLE}: cannot write in /sys"]),
     (["--config_file", "bad.json"], ["bad.json: not valid JSON"]),
     (["--resume", "--dump_path", "empty_run"], ["--resume: empty_run has no checkpoint yet"]),
+    (["--env", "bad_envs:RaisesRuntime"],
+     ["--env bad_envs:RaisesRuntime: building it with env_kwargs {} raised RuntimeError: no "
+      "licence for this simulator"]),
+    (["--env", "bad_envs:RaisesKey"],
+     ["--env bad_envs:RaisesKey: building it with env_kwargs {} raised KeyError: 'asset_path'"]),
+    pytest.param(["--env", "ML1-reach-v3"], ["--env ML1-reach-v3: the Meta-World envs need the "
+                                             "optional package metaworld"], marks=NO_METAWORLD),
+    (["--num_minibatches", "7", "--meta_batch_size", "2"],
+     ["--num_minibatches 7: must be at most --meta_batch_size (2)"]),
+    (["--resume", "--dump_path", "corrupt_json", "--n_itr", "5"],
+     ["checkpoint: corrupt_json/checkpoints/itr_000000/state.json: corrupt, not valid JSON"]),
+    (["--resume", "--dump_path", "corrupt_pkl", "--n_itr", "5"],
+     ["checkpoint: corrupt_pkl/checkpoints/itr_000000/state.pkl: corrupt, cannot unpickle it"]),
+    (["--dump_path", "corrupt_json"],
+     ["checkpoint: corrupt_json/checkpoints/itr_000000/state.json: corrupt, not valid JSON"]),
 ])
 def test_invalid_settings_exit_2_at_once_writing_nothing(tmp_path, args, expected):
-    (tmp_path / "afile").write_text("x")
-    (tmp_path / "bad.json").write_text("{'n_itr': 3}")
-    (tmp_path / "empty_run").mkdir()
-    (tmp_path / "empty_run" / "params.json").write_text('{"algo": "promp"}')
-    before = sorted(p.name for p in tmp_path.rglob("*"))
+    make_bad_inputs(tmp_path)
+    before = snapshot(tmp_path)
     result, seconds = run_script(args, tmp_path)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
@@ -237,7 +302,41 @@ def test_invalid_settings_exit_2_at_once_writing_nothing(tmp_path, args, expecte
     for line, message in zip(lines, expected):
         assert line.startswith("error: " + message), line
     assert "Traceback" not in result.stderr and result.stdout == ""
-    assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing written
+    assert snapshot(tmp_path) == before  # nothing written: params.json of a resume included
+    assert seconds < 2.0
+
+
+GRID = ["--algos", "promp", "--envs", "PointEnvRandGoal", "--timesteps", "100"]
+
+
+@pytest.mark.parametrize(("script", "args", "expected"), [
+    ("meta_test.py", ["point_run", "--oracle_run", "point_run"],
+     "--oracle_run point_run: the run has oracle=False, expected oracle=True"),
+    ("meta_test.py", ["bad_params_run"], "bad_params_run/params.json: not valid JSON"),
+    ("meta_test.py", ["gone_env_run"], "gone_env_run: its env gone_module:GoneEnv: "),
+    ("meta_test.py", ["point_run", "--output_dir", UNWRITABLE],
+     f"--output_dir {UNWRITABLE}: cannot write in /sys"),
+    ("meta_test.py", ["point_run", "--output_dir", "afile/out"],
+     "--output_dir afile/out: "),
+    ("plot.py", ["empty_run", "--output", f"{UNWRITABLE}/curves.png"],
+     f"--output {UNWRITABLE}: cannot write in /sys"),
+    ("plot.py", ["empty_run", "--output", "afile/curves.png"], "--output "),
+    ("plot.py", ["point_run", "--output", "empty_run"],
+     "--output empty_run: is a directory; give a file name"),
+    ("reproduce.py", [*GRID, "--out", UNWRITABLE], f"--out {UNWRITABLE}: cannot write in /sys"),
+    ("reproduce.py", [*GRID, "--out", "afile/grid"], "--out afile/grid: "),
+])
+def test_bad_inputs_of_the_other_scripts_exit_2_at_once_writing_nothing(
+    tmp_path, script, args, expected
+):
+    make_bad_inputs(tmp_path)
+    before = snapshot(tmp_path)
+    result, seconds = run_script(args, tmp_path, script)
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and f"error: {expected}" in errors[0], result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert snapshot(tmp_path) == before
     assert seconds < 2.0
 
 

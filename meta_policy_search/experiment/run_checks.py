@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import tempfile
 from collections.abc import Sequence
 from typing import Any
 
@@ -202,12 +203,35 @@ def _construction_failure(env_kwargs: dict[str, Any], error: Exception) -> str:
 
 def _check_dump_path(dump_path: str) -> None:
     """Raise a ConfigError if ``dump_path`` is not, and cannot become, a writable directory."""
-    if os.path.exists(dump_path) and not os.path.isdir(dump_path):
-        raise ConfigError(f"--dump_path {dump_path}: is a file, not a directory")
-    existing = os.path.abspath(dump_path)
+    check_writable_dir(dump_path, "--dump_path")
+
+
+def check_writable_dir(path: str, flag: str) -> None:
+    """Check that ``path`` is, or can be created as, a directory this process can write in.
+
+    Nothing is left behind: the write test is an anonymous temporary file in the deepest
+    existing ancestor, removed at once.
+
+    Args:
+        path: the directory a command will write into.
+        flag: the command-line flag that named it, for the message (e.g. ``'--output_dir'``).
+
+    Raises:
+        ConfigError: ``<flag> <path>: <why>`` if it is (under) a file or cannot be written.
+    """
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ConfigError(f"{flag} {path}: is a file, not a directory")
+    existing = os.path.abspath(path)
     while not os.path.exists(existing):
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
-        raise ConfigError(f"--dump_path {dump_path}: {existing} is a file, not a directory")
+        raise ConfigError(f"{flag} {path}: {existing} is a file, not a directory")
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise ConfigError(f"--dump_path {dump_path}: {existing} is not writable")
+        raise ConfigError(f"{flag} {path}: {existing} is not writable")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as error:
+        raise ConfigError(
+            f"{flag} {path}: cannot write in {existing} ({error.strerror or error})"
+        ) from None
