@@ -46,8 +46,9 @@ def read_rows(run_dir) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def nan_reward_at(monkeypatch, step_numbers: set[int]) -> None:
-    """Make the point env return a NaN reward at the given (1-based) env steps of the process.
+def nan_reward_at(monkeypatch, step_numbers: set[int], what: str = "reward") -> None:
+    """Make the point env return a NaN reward (or, with ``what='observation'``, an observation
+    whose first coordinate is NaN) at the given (1-based) env steps of the process.
 
     The samplers then step the env copies one at a time (no batched implementation), so the
     patched ``step`` is what they call.
@@ -58,8 +59,11 @@ def nan_reward_at(monkeypatch, step_numbers: set[int]) -> None:
     def step(self, action):
         obs, reward, terminated, truncated, info = original(self, action)
         counter["n"] += 1
-        if counter["n"] in step_numbers:
+        if counter["n"] in step_numbers and what == "reward":
             reward = float("nan")
+        elif counter["n"] in step_numbers:
+            obs = np.array(obs, copy=True)
+            obs[0] = np.nan
         return obs, reward, terminated, truncated, info
 
     monkeypatch.setattr(PointEnvRandGoal, "step", step)
@@ -92,6 +96,54 @@ def test_dropped_non_finite_episodes_are_counted(point_mass, tmp_path, monkeypat
     assert [row["NonFiniteEpisodesDropped"] for row in rows] == ["1", "2"]
     for row in rows:
         assert all(np.isfinite(float(v)) for k, v in row.items() if v and "Time" not in k)
+
+
+def test_a_non_finite_observation_is_named_with_its_value(
+    point_mass, tmp_path, monkeypatch, reset_logger
+):
+    from meta_policy_search.samplers.meta_sampler import NonFiniteSampleError
+
+    # Returned by task 1's step 1 of rollout 1 in iteration 1's first phase: the observation
+    # of step 2; the action and reward of step 2 follow from it and are not what is named.
+    nan_reward_at(monkeypatch, {STEPS_PER_ITR + 8}, what="observation")
+    with pytest.raises(NonFiniteSampleError, match=r"non-finite observation \[ *nan +-?[0-9.e+-]+\] "
+                       r"in sampling phase 2, task 1 \(.*\), rollout 1, step 2 "):
+        point_mass.main(TINY + ["--baseline", "ZeroBaseline", "--n_itr", "3",
+                                "--dump_path", str(tmp_path / "run")])
+
+
+def test_the_first_non_finite_value_of_a_step_is_named_cause_first():
+    from meta_policy_search.samplers.meta_sampler import _first_nonfinite
+    from meta_policy_search.types import PathBatch
+
+    observations = np.zeros((1, 1, 4, 2), np.float32)
+    actions = np.zeros((1, 1, 4, 2), np.float32)
+    rewards = np.zeros((1, 1, 4), np.float32)
+    actions[0, 0, 2:] = np.nan  # a NaN action at step 2, and the reward it earns
+    rewards[0, 0, 2:] = np.nan
+    paths = PathBatch(observations, actions, rewards, np.ones((1, 1, 4), np.float32))
+    what, step, value = _first_nonfinite(paths, 0, 0)
+    assert (what, step) == ("action", 2) and np.isnan(value).all()
+    observations[0, 0, 3] = -np.inf  # later than the action: still the action
+    assert _first_nonfinite(paths, 0, 0)[:2] == ("action", 2)
+    rewards[0, 0, 1] = np.inf  # earlier: the reward
+    assert _first_nonfinite(paths, 0, 0)[:2] == ("reward", 1)
+
+
+def test_dropped_episodes_leave_no_nan_in_the_env_diagnostics(
+    point_mass, tmp_path, monkeypatch, reset_logger
+):
+    # A NaN observation makes the policy's action and the point's position (its distance to
+    # the goal, an env diagnostic) NaN for the rest of the episode.
+    nan_reward_at(monkeypatch, {3, STEPS_PER_ITR + 8}, what="observation")
+    run_dir = point_mass.main(TINY + ["--n_itr", "2", "--nonfinite_samples", "drop",
+                                      "--dump_path", str(tmp_path / "run")])
+    rows = read_rows(run_dir)
+    assert [row["NonFiniteEpisodesDropped"] for row in rows] == ["1", "2"]
+    assert "Step_0-AverageDistance" in rows[0]
+    for row in rows:
+        assert all(np.isfinite(float(v)) for k, v in row.items() if v), row
+    assert [row["RejectedOuterSteps"] for row in rows] == ["0", "0"]
 
 
 @pytest.mark.parametrize("value", ["Infinity", "-inf", "NaN"])
