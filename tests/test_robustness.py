@@ -146,6 +146,23 @@ def test_dropped_episodes_leave_no_nan_in_the_env_diagnostics(
     assert [row["RejectedOuterSteps"] for row in rows] == ["0", "0"]
 
 
+def test_rejected_outer_steps_in_a_row_are_counted_across_a_resume(
+    point_mass, tmp_path, reset_logger
+):
+    from meta_policy_search.meta_trainer import NonFiniteError
+
+    run_dir = str(tmp_path / "run")
+    with pytest.raises(NonFiniteError, match=r"iteration 1: .*\(2 in a row\); stopping"):
+        point_mass.main(TINY + ["--n_itr", "5", "--learning_rate", "1e30",
+                                "--max_nonfinite_outer_steps", "2", "--dump_path", run_dir])
+    assert [row["RejectedOuterSteps"] for row in read_rows(run_dir)] == ["1"]
+    # The checkpoint of iteration 0 holds one rejection in a row: the resumed iteration 1 is the
+    # second, and the run stops again instead of diverging for two more iterations.
+    with pytest.raises(NonFiniteError, match=r"iteration 1: .*\(2 in a row\); stopping"):
+        point_mass.main(["--resume", "--dump_path", run_dir])
+    assert [row["RejectedOuterSteps"] for row in read_rows(run_dir)] == ["1"]
+
+
 @pytest.mark.parametrize("value", ["Infinity", "-inf", "NaN"])
 def test_every_float_setting_must_be_finite(point_mass, tmp_path, value):
     import dataclasses
