@@ -167,3 +167,18 @@ def test_the_lock_is_free_again_once_released(tmp_path):
     with acquire_run_lock(run_dir) as again:
         assert again.held
     assert not again.held
+
+
+def test_a_checkpoint_written_between_the_checks_and_the_lock_is_refused(tmp_path):
+    from meta_policy_search.experiment.algorithms import ProMPPointMassConfig
+    from meta_policy_search.experiment.run_checks import check_unchanged, prepare_run
+
+    run_dir = tmp_path / "run"
+    prepared = prepare_run(ProMPPointMassConfig, "promp", ["--dump_path", str(run_dir)])
+    checkpoint = run_dir / "checkpoints" / "itr_000000"  # another run's, finished meanwhile
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "state.json").write_text('{"itr": 0, "time": 0}')
+    (run_dir / "checkpoints" / "latest").write_text("itr_000000")
+    with pytest.raises(ConfigError, match=r"another run wrote a checkpoint there \(iteration 0\) "
+                       "while this one was starting"):
+        check_unchanged(prepared)
