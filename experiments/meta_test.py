@@ -56,7 +56,8 @@ from meta_policy_search import evaluation, meta_test_baselines
 from meta_policy_search.envs.env_spec import search_working_directory
 from meta_policy_search.experiment.configs import EXECUTORS
 from meta_policy_search.experiment.registry import algorithm_for_run_name
-from meta_policy_search.experiment.runner import MetaRLConfig, config_from_dict
+from meta_policy_search.experiment.run_checks import check_writable_dir
+from meta_policy_search.experiment.runner import ConfigError, MetaRLConfig, config_from_dict
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 
 CSV_FIELDS = ("policy", "num_grad_steps", "mean_return", "std_return", "stderr_return",
@@ -134,17 +135,14 @@ def evaluate_run(
     """
     from meta_policy_search.utils.quiet_tf import import_tensorflow
 
-    tf = import_tensorflow()
-
     if isinstance(n_tasks, bool) or not isinstance(n_tasks, int) or n_tasks <= 0:
         raise ValueError(f"n_tasks must be a positive integer, got {n_tasks!r}")
     if isinstance(num_adapt_steps, bool) or not isinstance(num_adapt_steps, int) \
             or num_adapt_steps < 0:
         raise ValueError(f"num_adapt_steps must be a non-negative integer, got {num_adapt_steps!r}")
-    params = evaluation.read_run_params(run_dir)
-    config_cls, make_algo, make_sample_processor = script_builders(str(params.get("algo")))
-    config = config_from_dict(config_cls, params)
-    evaluation.find_checkpoint_dir(run_dir, checkpoint)  # fail before building anything
+    params, config = check_runs(run_dir, pretrained_run, oracle_run, checkpoint)
+    _, make_algo, make_sample_processor = script_builders(str(params.get("algo")))
+    tf = import_tensorflow()  # after every check: a bad run directory fails at once
     schedule = None
     if first_step_size is not None or later_step_size is not None:
         schedule = (
@@ -165,9 +163,6 @@ def evaluate_run(
         if other_run is None:
             continue
         other = evaluation.read_run_params(other_run)
-        meta_test_baselines.check_baseline_params(f"--{label}_run {other_run}", other, config.env,
-                                                  oracle)
-        evaluation.find_checkpoint_dir(other_run)
         if label == "pretrained":
             note = meta_test_baselines.pretrained_budget_note(other, params)
             notes += [f"pretrained: {note}"] if note else []
@@ -214,6 +209,54 @@ def evaluate_run(
         finally:
             setup.sampler.close()
     return results
+
+
+def check_runs(
+    run_dir: str,
+    pretrained_run: str | None = None,
+    oracle_run: str | None = None,
+    checkpoint: str = "latest",
+) -> tuple[dict[str, Any], Any]:
+    """Check the evaluated run and the baseline runs without TensorFlow, before building anything.
+
+    Each run needs a readable ``params.json`` of a known algorithm and a checkpoint; a user env
+    (``"env": "mypkg.tasks:MyEnv"``) must still import; a baseline run must be of the evaluated
+    run's env, the ``oracle_run`` an ``--oracle true`` run, the ``pretrained_run`` not.
+
+    Args:
+        run_dir: the evaluated run directory.
+        pretrained_run: the pretrained baseline's run directory, or ``None``.
+        oracle_run: the oracle baseline's run directory, or ``None``.
+        checkpoint: ``'latest'`` or ``'best'`` (of ``run_dir``).
+
+    Returns:
+        ``(params, config)``: the evaluated run's ``params.json`` and its config.
+
+    Raises:
+        ValueError: naming the run and the problem.
+        FileNotFoundError: if a run directory lacks ``params.json`` or a checkpoint.
+    """
+    from meta_policy_search.envs.env_spec import EnvSpecError, is_env_spec, load_env_class
+
+    params = evaluation.read_run_params(run_dir)
+    config_cls, _, _ = script_builders(str(params.get("algo")))
+    config = config_from_dict(config_cls, params,
+                              source=os.path.join(run_dir, "params.json"))
+    evaluation.find_checkpoint_dir(run_dir, checkpoint)
+    if is_env_spec(config.env):
+        try:
+            load_env_class(config.env)
+        except EnvSpecError as error:
+            raise ValueError(f"{run_dir}: its env {config.env}: {error.reason}") from None
+    for label, other_run, oracle in (("pretrained", pretrained_run, False),
+                                     ("oracle", oracle_run, True)):
+        if other_run is not None:
+            other = evaluation.read_run_params(other_run)
+            meta_test_baselines.check_baseline_params(f"--{label}_run {other_run}", other,
+                                                      config.env, oracle)
+            _metarl_config(other)
+            evaluation.find_checkpoint_dir(other_run)
+    return params, config
 
 
 def _metarl_config(params: dict[str, Any]) -> MetaRLConfig:
@@ -329,8 +372,11 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
                 best_checkpoint_dir(run_dir)) is None:
             parser.error(f"--checkpoint best: {run_dir} kept no best checkpoint (train it with "
                          "--keep_best Step_1-AverageReturn)")
-    if args.output_dir and os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
-        parser.error(f"--output_dir {args.output_dir}: is a file, not a directory")
+    output_dir = args.output_dir or os.path.join(args.run_dir, "meta_test")
+    try:
+        check_writable_dir(output_dir, "--output_dir")
+    except ConfigError as error:
+        parser.error(str(error))
 
 
 def main(argv: Sequence[str] | None = None) -> str:
@@ -377,6 +423,10 @@ def main(argv: Sequence[str] | None = None) -> str:
     # A run of a user env (params.json "env": "mypkg.tasks:MyEnv") rebuilds it from its module,
     # found as in training: on sys.path or in the working directory.
     search_working_directory()
+    try:
+        check_runs(args.run_dir, args.pretrained_run, args.oracle_run, args.checkpoint)
+    except (ValueError, FileNotFoundError) as error:
+        parser.error(" ".join(str(error).split()))
     results = evaluate_run(
         args.run_dir, n_tasks=args.n_tasks, num_adapt_steps=args.num_adapt_steps,
         seed=args.seed, rollouts_per_task=args.rollouts_per_task, executor=args.executor,

@@ -32,6 +32,7 @@ import re
 import sys
 from collections.abc import Sequence
 
+from meta_policy_search.experiment.config_parsing import ConfigError
 from meta_policy_search.experiment.curves import (
     LoggedRun,
     aggregate,
@@ -42,6 +43,7 @@ from meta_policy_search.experiment.curves import (
     missing_reference_reason,
     reference_points,
 )
+from meta_policy_search.experiment.run_checks import check_writable_dir
 
 
 def step_label(key: str) -> str:
@@ -151,6 +153,18 @@ def plot(
     return output
 
 
+def check_output(parser: argparse.ArgumentParser, output: str) -> None:
+    """Exit with status 2 and one ``error:`` line unless ``output`` can be written as a file
+    (checked before any run is read, so nothing is drawn in vain)."""
+    if os.path.isdir(output):
+        parser.error(f"--output {output}: is a directory; give a file name, e.g. "
+                     f"{os.path.join(output, 'learning_curves.png')}")
+    try:
+        check_writable_dir(os.path.dirname(os.path.abspath(output)), "--output")
+    except ConfigError as error:
+        parser.error(str(error))
+
+
 def main(argv: Sequence[str] | None = None) -> str:
     """Command-line entry point; returns the PNG path (also printed)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -170,6 +184,7 @@ def main(argv: Sequence[str] | None = None) -> str:
     panels.add_argument("--panel_per_key", dest="one_axis", action="store_const", const=False,
                         help="one panel per key (default with several configurations)")
     args = parser.parse_args(argv)
+    check_output(parser, args.output)
     runs = find_runs(args.run_dirs)
     keys = args.keys or default_keys(runs)
     missing = [k for k in keys if not any(k in run.columns for run in runs)]

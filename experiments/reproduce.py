@@ -62,7 +62,7 @@ from meta_policy_search.envs.env_spec import (
     search_working_directory,
 )
 from meta_policy_search.envs.registry import ENV_CLASS_NAMES
-from meta_policy_search.experiment.config_parsing import env_dir_name, load_json
+from meta_policy_search.experiment.config_parsing import ConfigError, env_dir_name, load_json
 from meta_policy_search.experiment.configs import RESUME_CHANGEABLE
 from meta_policy_search.experiment.curves import (
     LoggedRun,
@@ -83,6 +83,8 @@ from meta_policy_search.experiment.paper import (
 from meta_policy_search.experiment.planning import Run, has_checkpoint, plan_run
 from meta_policy_search.experiment.provenance import read_provenance
 from meta_policy_search.experiment.registry import ALGORITHMS, Algorithm, get_algorithm
+from meta_policy_search.experiment.run_checks import check_writable_dir
+from meta_policy_search.experiment.run_lock import check_run_owner
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 
 OUTPUT_NAME = "output.txt"
@@ -107,7 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: arguments without the program name (default ``sys.argv[1:]``).
 
     Returns:
-        0 if every run finished, 1 if some failed (the comparison is written either way).
+        0 if every run finished, 1 if some failed (the comparison is written either way), 2 if
+        another process owns a run directory of the grid (nothing is launched or cleared).
     """
     args, extra_args = parse_args(argv)
     try:
@@ -117,6 +120,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         raise SystemExit(f"reproduce.py: error: {error}") from None
     todo = {key: state for key, state in states.items() if state != "done"}
+    if todo and not args.compare_only:
+        owned = owned_runs([run for run in runs if run.key in todo])
+        if owned:
+            for message in owned:
+                print(f"error: {message}", file=sys.stderr)
+            return 2
     print(f"reproduce: {len(runs)} runs in {os.path.abspath(args.out)}: "
           f"{len(runs) - len(todo)} finished, "
           f"{sum(s == 'resume' for s in todo.values())} to resume, "
@@ -180,8 +189,10 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
             parser.error(f"--{name} {value}: must be a finite number > 0")
     if any(seed < 0 for seed in args.seeds):
         parser.error(f"--seeds must be integers >= 0, got {args.seeds}")
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        parser.error(f"--out {args.out}: is a file, not a directory")
+    try:
+        check_writable_dir(args.out, "--out")
+    except ConfigError as error:
+        parser.error(str(error))
     if len(set(args.seeds)) != len(args.seeds):
         parser.error(f"--seeds must be distinct, got {args.seeds}")
     for arg in extra_args:
@@ -317,6 +328,23 @@ def run_state(run: Run) -> str:
     if done is not None and done.get("n_itr", 0) >= run.n_itr:
         return "done"
     return "resume" if has_checkpoint(run.run_dir) else "start"
+
+
+def owned_runs(runs: Sequence[Run]) -> list[str]:
+    """One message per run whose directory another process owns (a run script still running
+    it, e.g. a ``--resume`` from a terminal or another ``reproduce.py``): the grid must neither
+    clear nor relaunch it.
+
+    Returns:
+        The messages, naming each owner's pid (empty if no run is owned).
+    """
+    owned = []
+    for run in runs:
+        try:
+            check_run_owner(run.run_dir)
+        except ConfigError as error:
+            owned.append(str(error))
+    return owned
 
 
 def check_same_config(run: Run, stored: dict[str, Any]) -> None:

@@ -284,6 +284,8 @@ class Trainer:
             "n_timesteps": self.n_timesteps,
             "n_timesteps_real": self.n_timesteps_real,
             "num_rejected_outer_steps": self.num_rejected_outer_steps,
+            # A resume continues the count, so a run that keeps diverging stops as it would have.
+            "rejected_outer_steps_in_a_row": self._rejected_in_a_row,
             "elapsed_seconds": self.elapsed_seconds,
         }
         if hasattr(self.sampler, "get_state"):
@@ -303,7 +305,8 @@ class Trainer:
 
         Saved: the algorithm's ``checkpoint_state()`` (policy, step sizes, optimizer), the
         policy parameters, the sampler state, the baseline parameters, the env's task RNG,
-        ``n_timesteps``, ``n_timesteps_real`` and the training time so far.
+        ``n_timesteps``, ``n_timesteps_real``, the rejected outer steps (in total and in a row)
+        and the training time so far.
 
         Args:
             itr: the iteration just completed.
@@ -353,6 +356,7 @@ class Trainer:
             self.n_timesteps_real = int(state.get("n_timesteps", 0))
             self.n_timesteps = self._nominal_timesteps_per_itr() * (int(state["itr"]) + 1)
         self.num_rejected_outer_steps = int(state.get("num_rejected_outer_steps", 0))
+        self._rejected_in_a_row = int(state.get("rejected_outer_steps_in_a_row", 0))
         # 0 for checkpoints written before it was stored: Time then restarts, as it used to.
         self.elapsed_seconds = float(state.get("elapsed_seconds", 0.0))
         # Optional members (protocols module docstring): present since save() stored them.

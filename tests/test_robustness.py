@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import importlib
+import importlib.util
 import os
 import sys
 
@@ -45,8 +46,9 @@ def read_rows(run_dir) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def nan_reward_at(monkeypatch, step_numbers: set[int]) -> None:
-    """Make the point env return a NaN reward at the given (1-based) env steps of the process.
+def nan_reward_at(monkeypatch, step_numbers: set[int], what: str = "reward") -> None:
+    """Make the point env return a NaN reward (or, with ``what='observation'``, an observation
+    whose first coordinate is NaN) at the given (1-based) env steps of the process.
 
     The samplers then step the env copies one at a time (no batched implementation), so the
     patched ``step`` is what they call.
@@ -57,8 +59,11 @@ def nan_reward_at(monkeypatch, step_numbers: set[int]) -> None:
     def step(self, action):
         obs, reward, terminated, truncated, info = original(self, action)
         counter["n"] += 1
-        if counter["n"] in step_numbers:
+        if counter["n"] in step_numbers and what == "reward":
             reward = float("nan")
+        elif counter["n"] in step_numbers:
+            obs = np.array(obs, copy=True)
+            obs[0] = np.nan
         return obs, reward, terminated, truncated, info
 
     monkeypatch.setattr(PointEnvRandGoal, "step", step)
@@ -91,6 +96,71 @@ def test_dropped_non_finite_episodes_are_counted(point_mass, tmp_path, monkeypat
     assert [row["NonFiniteEpisodesDropped"] for row in rows] == ["1", "2"]
     for row in rows:
         assert all(np.isfinite(float(v)) for k, v in row.items() if v and "Time" not in k)
+
+
+def test_a_non_finite_observation_is_named_with_its_value(
+    point_mass, tmp_path, monkeypatch, reset_logger
+):
+    from meta_policy_search.samplers.meta_sampler import NonFiniteSampleError
+
+    # Returned by task 1's step 1 of rollout 1 in iteration 1's first phase: the observation
+    # of step 2; the action and reward of step 2 follow from it and are not what is named.
+    nan_reward_at(monkeypatch, {STEPS_PER_ITR + 8}, what="observation")
+    with pytest.raises(NonFiniteSampleError, match=r"non-finite observation \[ *nan +-?[0-9.e+-]+\] "
+                       r"in sampling phase 2, task 1 \(.*\), rollout 1, step 2 "):
+        point_mass.main(TINY + ["--baseline", "ZeroBaseline", "--n_itr", "3",
+                                "--dump_path", str(tmp_path / "run")])
+
+
+def test_the_first_non_finite_value_of_a_step_is_named_cause_first():
+    from meta_policy_search.samplers.meta_sampler import _first_nonfinite
+    from meta_policy_search.types import PathBatch
+
+    observations = np.zeros((1, 1, 4, 2), np.float32)
+    actions = np.zeros((1, 1, 4, 2), np.float32)
+    rewards = np.zeros((1, 1, 4), np.float32)
+    actions[0, 0, 2:] = np.nan  # a NaN action at step 2, and the reward it earns
+    rewards[0, 0, 2:] = np.nan
+    paths = PathBatch(observations, actions, rewards, np.ones((1, 1, 4), np.float32))
+    what, step, value = _first_nonfinite(paths, 0, 0)
+    assert (what, step) == ("action", 2) and np.isnan(value).all()
+    observations[0, 0, 3] = -np.inf  # later than the action: still the action
+    assert _first_nonfinite(paths, 0, 0)[:2] == ("action", 2)
+    rewards[0, 0, 1] = np.inf  # earlier: the reward
+    assert _first_nonfinite(paths, 0, 0)[:2] == ("reward", 1)
+
+
+def test_dropped_episodes_leave_no_nan_in_the_env_diagnostics(
+    point_mass, tmp_path, monkeypatch, reset_logger
+):
+    # A NaN observation makes the policy's action and the point's position (its distance to
+    # the goal, an env diagnostic) NaN for the rest of the episode.
+    nan_reward_at(monkeypatch, {3, STEPS_PER_ITR + 8}, what="observation")
+    run_dir = point_mass.main(TINY + ["--n_itr", "2", "--nonfinite_samples", "drop",
+                                      "--dump_path", str(tmp_path / "run")])
+    rows = read_rows(run_dir)
+    assert [row["NonFiniteEpisodesDropped"] for row in rows] == ["1", "2"]
+    assert "Step_0-AverageDistance" in rows[0]
+    for row in rows:
+        assert all(np.isfinite(float(v)) for k, v in row.items() if v), row
+    assert [row["RejectedOuterSteps"] for row in rows] == ["0", "0"]
+
+
+def test_rejected_outer_steps_in_a_row_are_counted_across_a_resume(
+    point_mass, tmp_path, reset_logger
+):
+    from meta_policy_search.meta_trainer import NonFiniteError
+
+    run_dir = str(tmp_path / "run")
+    with pytest.raises(NonFiniteError, match=r"iteration 1: .*\(2 in a row\); stopping"):
+        point_mass.main(TINY + ["--n_itr", "5", "--learning_rate", "1e30",
+                                "--max_nonfinite_outer_steps", "2", "--dump_path", run_dir])
+    assert [row["RejectedOuterSteps"] for row in read_rows(run_dir)] == ["1"]
+    # The checkpoint of iteration 0 holds one rejection in a row: the resumed iteration 1 is the
+    # second, and the run stops again instead of diverging for two more iterations.
+    with pytest.raises(NonFiniteError, match=r"iteration 1: .*\(2 in a row\); stopping"):
+        point_mass.main(["--resume", "--dump_path", run_dir])
+    assert [row["RejectedOuterSteps"] for row in read_rows(run_dir)] == ["1"]
 
 
 @pytest.mark.parametrize("value", ["Infinity", "-inf", "NaN"])
@@ -206,11 +276,62 @@ def run_script(args: list[str], cwd, script: str = "promp_run_mujoco.py"):
     import subprocess
     import time
 
-    env = {**os.environ, "PYTHONPATH": os.path.abspath(REPO)}
+    # No __pycache__ from a user env module imported from the working directory: the tests
+    # check that a refused command leaves the directory exactly as it was.
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
     start = time.monotonic()
     result = subprocess.run([sys.executable, os.path.join(EXPERIMENTS_DIR, script), *args],
                             cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
     return result, time.monotonic() - start
+
+
+BAD_ENVS = """
+from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
+
+
+class RaisesRuntime(PointEnvRandGoal):
+    def __init__(self):
+        raise RuntimeError("no licence\\nfor this simulator")
+
+
+class RaisesKey(PointEnvRandGoal):
+    def __init__(self):
+        raise KeyError("asset_path")
+"""
+
+UNWRITABLE = "/sys/meta_policy_search_test_out"
+"""A path nobody, root included, can create (the tests may run as root, which ignores modes)."""
+
+NO_METAWORLD = pytest.mark.skipif(importlib.util.find_spec("metaworld") is not None,
+                                  reason="metaworld is installed")
+
+
+def make_bad_inputs(tmp_path) -> None:
+    """The files the bad-input cases refer to, in the working directory ``tmp_path``."""
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "bad.json").write_text("{'n_itr': 3}")
+    (tmp_path / "empty_run").mkdir()
+    (tmp_path / "empty_run" / "params.json").write_text('{"algo": "promp"}')
+    (tmp_path / "bad_envs.py").write_text(BAD_ENVS)
+    for name, info, state in (("corrupt_json", b"{not json", b"x"),
+                              ("corrupt_pkl", b'{"itr": 0, "time": 0}', b"\x80\x05garbage")):
+        checkpoint = tmp_path / name / "checkpoints" / "itr_000000"
+        checkpoint.mkdir(parents=True)
+        (tmp_path / name / "params.json").write_text('{"algo": "promp", "n_itr": 2}')
+        (tmp_path / name / "checkpoints" / "latest").write_text("itr_000000")
+        (checkpoint / "state.json").write_bytes(info)
+        (checkpoint / "state.pkl").write_bytes(state)
+    for name, params in (("point_run", '{"algo": "promp", "env": "PointEnvRandGoal"}'),
+                         ("bad_params_run", '{"algo": "promp", "env": '),
+                         ("gone_env_run", '{"algo": "promp", "env": "gone_module:GoneEnv"}')):
+        (tmp_path / name / "checkpoints" / "itr_000000").mkdir(parents=True)
+        (tmp_path / name / "checkpoints" / "latest").write_text("itr_000000")
+        (tmp_path / name / "params.json").write_text(params)
+
+
+def snapshot(directory) -> dict[str, bytes | None]:
+    return {str(p.relative_to(directory)): p.read_bytes() if p.is_file() else None
+            for p in sorted(directory.rglob("*"))}
 
 
 @pytest.mark.parametrize(("args", "expected"), [
@@ -221,15 +342,28 @@ def run_script(args: list[str], cwd, script: str = "promp_run_mujoco.py"):
     (["--num_ppo_steps", "0", "--discount", "2"],
      ["--discount 2.0: must be a number in [0, 1]", "--num_ppo_steps 0: must be an integer >= 1"]),
     (["--dump_path", "afile"], ["--dump_path afile: is a file, not a directory"]),
+    (["--dump_path", UNWRITABLE], [f"--dump_path {UNWRITABLE}: cannot write in /sys"]),
     (["--config_file", "bad.json"], ["bad.json: not valid JSON"]),
     (["--resume", "--dump_path", "empty_run"], ["--resume: empty_run has no checkpoint yet"]),
+    (["--env", "bad_envs:RaisesRuntime"],
+     ["--env bad_envs:RaisesRuntime: building it with env_kwargs {} raised RuntimeError: no "
+      "licence for this simulator"]),
+    (["--env", "bad_envs:RaisesKey"],
+     ["--env bad_envs:RaisesKey: building it with env_kwargs {} raised KeyError: 'asset_path'"]),
+    pytest.param(["--env", "ML1-reach-v3"], ["--env ML1-reach-v3: the Meta-World envs need the "
+                                             "optional package metaworld"], marks=NO_METAWORLD),
+    (["--num_minibatches", "7", "--meta_batch_size", "2"],
+     ["--num_minibatches 7: must be at most --meta_batch_size (2)"]),
+    (["--resume", "--dump_path", "corrupt_json", "--n_itr", "5"],
+     ["checkpoint: corrupt_json/checkpoints/itr_000000/state.json: corrupt, not valid JSON"]),
+    (["--resume", "--dump_path", "corrupt_pkl", "--n_itr", "5"],
+     ["checkpoint: corrupt_pkl/checkpoints/itr_000000/state.pkl: corrupt, cannot unpickle it"]),
+    (["--dump_path", "corrupt_json"],
+     ["checkpoint: corrupt_json/checkpoints/itr_000000/state.json: corrupt, not valid JSON"]),
 ])
 def test_invalid_settings_exit_2_at_once_writing_nothing(tmp_path, args, expected):
-    (tmp_path / "afile").write_text("x")
-    (tmp_path / "bad.json").write_text("{'n_itr': 3}")
-    (tmp_path / "empty_run").mkdir()
-    (tmp_path / "empty_run" / "params.json").write_text('{"algo": "promp"}')
-    before = sorted(p.name for p in tmp_path.rglob("*"))
+    make_bad_inputs(tmp_path)
+    before = snapshot(tmp_path)
     result, seconds = run_script(args, tmp_path)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
@@ -237,7 +371,41 @@ def test_invalid_settings_exit_2_at_once_writing_nothing(tmp_path, args, expecte
     for line, message in zip(lines, expected):
         assert line.startswith("error: " + message), line
     assert "Traceback" not in result.stderr and result.stdout == ""
-    assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing written
+    assert snapshot(tmp_path) == before  # nothing written: params.json of a resume included
+    assert seconds < 2.0
+
+
+GRID = ["--algos", "promp", "--envs", "PointEnvRandGoal", "--timesteps", "100"]
+
+
+@pytest.mark.parametrize(("script", "args", "expected"), [
+    ("meta_test.py", ["point_run", "--oracle_run", "point_run"],
+     "--oracle_run point_run: the run has oracle=False, expected oracle=True"),
+    ("meta_test.py", ["bad_params_run"], "bad_params_run/params.json: not valid JSON"),
+    ("meta_test.py", ["gone_env_run"], "gone_env_run: its env gone_module:GoneEnv: "),
+    ("meta_test.py", ["point_run", "--output_dir", UNWRITABLE],
+     f"--output_dir {UNWRITABLE}: cannot write in /sys"),
+    ("meta_test.py", ["point_run", "--output_dir", "afile/out"],
+     "--output_dir afile/out: "),
+    ("plot.py", ["empty_run", "--output", f"{UNWRITABLE}/curves.png"],
+     f"--output {UNWRITABLE}: cannot write in /sys"),
+    ("plot.py", ["empty_run", "--output", "afile/curves.png"], "--output "),
+    ("plot.py", ["point_run", "--output", "empty_run"],
+     "--output empty_run: is a directory; give a file name"),
+    ("reproduce.py", [*GRID, "--out", UNWRITABLE], f"--out {UNWRITABLE}: cannot write in /sys"),
+    ("reproduce.py", [*GRID, "--out", "afile/grid"], "--out afile/grid: "),
+])
+def test_bad_inputs_of_the_other_scripts_exit_2_at_once_writing_nothing(
+    tmp_path, script, args, expected
+):
+    make_bad_inputs(tmp_path)
+    before = snapshot(tmp_path)
+    result, seconds = run_script(args, tmp_path, script)
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and f"error: {expected}" in errors[0], result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert snapshot(tmp_path) == before
     assert seconds < 2.0
 
 

@@ -373,6 +373,12 @@ def _cross_field_errors(config: Any) -> list[str]:
     returns = [f"Step_{k}-AverageReturn" for k in range(config.num_inner_grad_steps + 1)]
     if config.keep_best is not None and config.keep_best not in returns:
         errors.append(f"--keep_best {config.keep_best}: must be one of {', '.join(returns)}")
+    num_minibatches = getattr(config, "num_minibatches", 1)
+    if num_minibatches > config.meta_batch_size:
+        errors.append(
+            f"--num_minibatches {num_minibatches}: must be at most --meta_batch_size "
+            f"({config.meta_batch_size}): minibatches split the tasks"
+        )
     if config.n_parallel is not None and config.n_parallel > config.meta_batch_size:
         errors.append(
             f"--n_parallel {config.n_parallel}: must be at most --meta_batch_size "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import tempfile
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,6 +39,9 @@ class PreparedRun:
     """With ``--resume``: the iteration of the checkpoint the run continues after."""
     finished: bool = False
     """With ``--resume``: the run has already completed ``n_itr`` iterations (nothing to do)."""
+    checkpoint_found: int | None = None
+    """The iteration of the directory's checkpoint when it was checked (``None``: none), for
+    :func:`check_unchanged` once the run holds the directory's lock."""
 
 
 def prepare_run(
@@ -48,10 +52,12 @@ def prepare_run(
     Checks, in order: the flags and config file, every value
     (:func:`~meta_policy_search.experiment.configs.validate_config`), the resume
     constraints (:func:`~meta_policy_search.experiment.config_parsing.check_resume_changes`), a user
-    env (``--env package.module:ClassName``: importable, following the MetaEnv protocol) and the
-    env arguments, then the run directory: ``dump_path`` must be a writable directory (or
-    creatable), a new run must not overwrite a checkpointed one, and a resumed run needs a
-    checkpoint.
+    env (``--env package.module:ClassName``: importable, following the MetaEnv protocol, built
+    once), the env arguments and a Meta-World env's package, then the run directory:
+    ``dump_path`` must be a writable directory (or creatable) that no other process owns
+    (:mod:`~meta_policy_search.experiment.run_lock`), a new run must not overwrite a
+    checkpointed one, and a resumed run needs a checkpoint whose ``state.json`` and
+    ``state.pkl`` read back (checked here, before anything in the directory changes).
 
     Args:
         config_cls: the script's config dataclass.
@@ -64,7 +70,8 @@ def prepare_run(
     Raises:
         ConfigError: one message per problem found.
     """
-    from meta_policy_search.utils.checkpoint import checkpoint_iteration
+    from meta_policy_search.envs.metaworld_envs import import_metaworld, is_metaworld_env_name
+    from meta_policy_search.experiment.run_lock import check_run_owner
 
     parsed = parse_command_line(config_cls, argv, algo_name)
     errors = validate_config(parsed.config)
@@ -72,12 +79,18 @@ def prepare_run(
         raise ConfigError(*errors)
     if ENV_SPEC_SEPARATOR in parsed.config.env:
         _check_user_env(parsed.config.env, parsed.config.env_kwargs)
+    elif is_metaworld_env_name(parsed.config.env):
+        try:
+            import_metaworld()
+        except ImportError as error:
+            raise ConfigError(f"--env {parsed.config.env}: {error}") from None
     elif parsed.config.env_kwargs:
         _check_env_kwargs(parsed.config.env, parsed.config.env_kwargs)
     config = resolve_config(parsed.config, algo_name)
     _check_dump_path(config.dump_path)
+    check_run_owner(config.dump_path)
     checkpoint_dir = os.path.join(config.dump_path, "checkpoints")
-    last_itr = checkpoint_iteration(checkpoint_dir) if os.path.isdir(checkpoint_dir) else None
+    last_itr = _checked_checkpoint(checkpoint_dir, parsed.resume)
     if not parsed.resume and last_itr is not None:
         raise ConfigError(
             f"--dump_path {config.dump_path} already holds a run: pass --resume to continue it, "
@@ -90,7 +103,49 @@ def prepare_run(
         )
     finished = parsed.resume and last_itr is not None and last_itr + 1 >= config.n_itr
     return PreparedRun(config, parsed, checkpoint_dir, last_itr if parsed.resume else None,
-                       finished)
+                       finished, last_itr)
+
+
+def check_unchanged(prepared: PreparedRun) -> None:
+    """Check, once this process holds the run directory's lock, that its checkpoint is still the
+    one :func:`prepare_run` saw: another run may have written one (or finished) in between.
+
+    Raises:
+        ConfigError: if the checkpoint changed, saying to run the command again.
+    """
+    found = _checked_checkpoint(prepared.checkpoint_dir, prepared.parsed.resume)
+    if found != prepared.checkpoint_found:
+        raise ConfigError(
+            f"--dump_path {prepared.config.dump_path}: another run wrote a checkpoint there "
+            f"(iteration {found}) while this one was starting; run the command again"
+        )
+
+
+def _checked_checkpoint(checkpoint_dir: str, resume: bool) -> int | None:
+    """The iteration of the newest checkpoint in ``checkpoint_dir`` (``None``: none); with
+    ``resume`` its side state is read back too.
+
+    Raises:
+        ConfigError: if its ``state.json`` or (with ``resume``) ``state.pkl`` is corrupt.
+    """
+    from meta_policy_search.utils.checkpoint import (
+        CheckpointError,
+        checkpoint_iteration,
+        read_checkpoint_state,
+    )
+
+    if not os.path.isdir(checkpoint_dir):
+        return None
+    try:
+        if resume:
+            state = read_checkpoint_state(checkpoint_dir)
+            return None if state is None else int(state["itr"])
+        return checkpoint_iteration(checkpoint_dir)
+    except CheckpointError as error:
+        raise ConfigError(
+            f"checkpoint: {error}; restore the run directory from a backup, or start a new run "
+            "with another --dump_path"
+        ) from None
 
 
 def _check_env_kwargs(env: str, env_kwargs: dict[str, Any]) -> None:
@@ -103,6 +158,8 @@ def _check_env_kwargs(env: str, env_kwargs: dict[str, Any]) -> None:
         raise ConfigError(
             f"--env_kwargs {json.dumps(env_kwargs)}: {env} rejects them ({error})"
         ) from None
+    except Exception as error:  # the constructor's own failure, whatever its type
+        raise ConfigError(f"--env {env}: {_construction_failure(env_kwargs, error)}") from None
 
 
 def _check_user_env(env: str, env_kwargs: dict[str, Any]) -> None:
@@ -133,16 +190,48 @@ def _check_user_env(env: str, env_kwargs: dict[str, Any]) -> None:
         raise ConfigError(
             f"--env_kwargs {json.dumps(env_kwargs)}: {cls.__qualname__} rejects them ({error})"
         ) from None
+    except Exception as error:  # the constructor's own failure, whatever its type
+        raise ConfigError(f"--env {env}: {_construction_failure(env_kwargs, error)}") from None
+
+
+def _construction_failure(env_kwargs: dict[str, Any], error: Exception) -> str:
+    """What building an env raised, on one line."""
+    detail = " ".join(str(error).split()) or "no message"
+    return (f"building it with env_kwargs {json.dumps(env_kwargs)} raised "
+            f"{type(error).__name__}: {detail}")
 
 
 def _check_dump_path(dump_path: str) -> None:
     """Raise a ConfigError if ``dump_path`` is not, and cannot become, a writable directory."""
-    if os.path.exists(dump_path) and not os.path.isdir(dump_path):
-        raise ConfigError(f"--dump_path {dump_path}: is a file, not a directory")
-    existing = os.path.abspath(dump_path)
+    check_writable_dir(dump_path, "--dump_path")
+
+
+def check_writable_dir(path: str, flag: str) -> None:
+    """Check that ``path`` is, or can be created as, a directory this process can write in.
+
+    Nothing is left behind: the write test is an anonymous temporary file in the deepest
+    existing ancestor, removed at once.
+
+    Args:
+        path: the directory a command will write into.
+        flag: the command-line flag that named it, for the message (e.g. ``'--output_dir'``).
+
+    Raises:
+        ConfigError: ``<flag> <path>: <why>`` if it is (under) a file or cannot be written.
+    """
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ConfigError(f"{flag} {path}: is a file, not a directory")
+    existing = os.path.abspath(path)
     while not os.path.exists(existing):
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
-        raise ConfigError(f"--dump_path {dump_path}: {existing} is a file, not a directory")
+        raise ConfigError(f"{flag} {path}: {existing} is a file, not a directory")
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise ConfigError(f"--dump_path {dump_path}: {existing} is not writable")
+        raise ConfigError(f"{flag} {path}: {existing} is not writable")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as error:
+        raise ConfigError(
+            f"{flag} {path}: cannot write in {existing} ({error.strerror or error})"
+        ) from None

@@ -63,7 +63,12 @@ from meta_policy_search.experiment.configs import (  # noqa: F401 - re-exported
 )
 from meta_policy_search.experiment.paper import describe_paper_entry
 from meta_policy_search.experiment.provenance import record_launch
-from meta_policy_search.experiment.run_checks import PreparedRun, prepare_run  # noqa: F401 - re-exported
+from meta_policy_search.experiment.run_checks import (
+    PreparedRun,
+    check_unchanged,
+    prepare_run,
+)
+from meta_policy_search.experiment.run_lock import acquire_run_lock
 from meta_policy_search.utils.quiet_tf import import_tensorflow
 
 
@@ -296,26 +301,49 @@ def run_experiment(
     Raises:
         ConfigExit: (a ``SystemExit`` with status 2) after printing the messages of a
             :class:`ConfigError`: a bad flag, value or config file, a ``--resume`` that would
-            change the run, or an unusable ``dump_path`` (checked by :func:`prepare_run` before
-            TensorFlow is imported and before anything is written).
+            change the run, a corrupt checkpoint, or an unusable ``dump_path`` or one that
+            another process owns (checked by :func:`prepare_run` before TensorFlow is imported
+            and before anything is written). The run holds ``dump_path``'s lock
+            (:mod:`~meta_policy_search.experiment.run_lock`) until it returns.
     """
+    run_lock = None
     try:
         prepared = prepare_run(config_cls, algo_name, argv)
         if not prepared.finished:
+            # The lock first: nothing is written in a directory another run owns.
+            run_lock = acquire_run_lock(prepared.config.dump_path)
+            check_unchanged(prepared)
             make_run_dir(prepared.config.dump_path)
     except ConfigError as error:
+        if run_lock is not None:
+            run_lock.release()
         exit_with_config_error(error)
-    config, parsed, resume = prepared.config, prepared.parsed, prepared.parsed.resume
-    checkpoint_dir = prepared.checkpoint_dir
     if prepared.finished:
         print(
-            f"nothing to do: {config.dump_path} already completed all n_itr={config.n_itr} "
-            f"iterations (its last checkpoint is iteration {prepared.last_itr}); pass a larger "
-            "--n_itr to continue training it",
+            f"nothing to do: {prepared.config.dump_path} already completed all "
+            f"n_itr={prepared.config.n_itr} iterations (its last checkpoint is iteration "
+            f"{prepared.last_itr}); pass a larger --n_itr to continue training it",
             file=sys.stderr,
         )
-        return config.dump_path
+        return prepared.config.dump_path
+    assert run_lock is not None
+    try:
+        return _train(prepared, algo_name, make_algo, make_sample_processor, make_callbacks)
+    finally:
+        run_lock.release()
 
+
+def _train(
+    prepared: PreparedRun,
+    algo_name: str,
+    make_algo: Callable[[Any, Any], Any],
+    make_sample_processor: Callable[[Any], Any],
+    make_callbacks: Callable[[Any], Sequence[Any]] | None,
+) -> str:
+    """Build everything for a checked run whose directory this process owns, train, and
+    return the run directory (:func:`run_experiment`'s second half)."""
+    config, parsed, resume = prepared.config, prepared.parsed, prepared.parsed.resume
+    checkpoint_dir = prepared.checkpoint_dir
     tf = import_tensorflow()  # after every check: a bad flag fails in well under a second
 
     from meta_policy_search.meta_trainer import Trainer

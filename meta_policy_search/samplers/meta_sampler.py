@@ -78,16 +78,21 @@ def find_nonfinite(paths: PathBatch) -> np.ndarray:
 
 
 def _first_nonfinite(paths: PathBatch, task: int, rollout: int) -> tuple[str, int, Any]:
-    """``(array name, step, value)`` of the first non-finite entry of one episode."""
+    """``(array name, step, value)`` of the first non-finite entry of one episode.
+
+    Within a step the cause comes first: the observation, then the action drawn from it, then
+    the reward of that action (a NaN observation makes the step's action and reward NaN too).
+    """
     candidates = []
-    for what, array in (("reward", paths.rewards), ("observation", paths.observations),
-                        ("action", paths.actions)):
+    for order, (what, array) in enumerate((("observation", paths.observations),
+                                           ("action", paths.actions),
+                                           ("reward", paths.rewards))):
         episode = array[task, rollout]
         steps = ~np.isfinite(episode.reshape(episode.shape[0], -1)).all(axis=1)
         if steps.any():
             step = int(np.argmax(steps))
-            candidates.append((step, what, episode[step]))
-    step, what, value = min(candidates, key=lambda candidate: candidate[0])
+            candidates.append((step, order, what, episode[step]))
+    step, _, what, value = min(candidates, key=lambda candidate: candidate[:2])
     return what, step, value
 
 
@@ -162,9 +167,11 @@ class MetaSampler:
             iterative executor.
         sampling_mode: ``'rollouts'`` or ``'budget'`` (see above).
         nonfinite_samples: what a NaN or inf observation, action or reward does: ``'raise'`` a
-            :class:`NonFiniteSampleError` naming the task, rollout and step; ``'drop'`` the
-            episode (its mask becomes 0 and its values 0; ``NonFiniteEpisodesDropped`` counts
-            them) unless a task would keep no episode, which raises as well.
+            :class:`NonFiniteSampleError` naming what was non-finite (observation, action or
+            reward), its value, the task, rollout and step; ``'drop'`` the episode (its mask
+            becomes 0 and every per-step value, agent and env infos included, 0;
+            ``NonFiniteEpisodesDropped`` counts them) unless a task would keep no episode,
+            which raises as well.
 
     Raises:
         ValueError: on non-positive sizes, ``envs_per_task > rollouts_per_meta_task``, a
@@ -368,13 +375,21 @@ class MetaSampler:
             )
         self.num_nonfinite_dropped += int((bad & episode_mask).sum())
         keep = ~bad[:, :, None]
+
+        def zero_dropped(array: np.ndarray) -> np.ndarray:
+            # Every per-step array, env diagnostics and the policy's distribution included:
+            # a mask of 0 does not hide a NaN (NaN x 0 is NaN in a masked mean).
+            where = keep.reshape(keep.shape + (1,) * (array.ndim - keep.ndim))
+            return np.where(where, array, 0).astype(array.dtype)
+
         return dataclasses.replace(
             paths,
-            observations=np.where(keep[..., None], paths.observations, 0).astype(
-                paths.observations.dtype),
-            actions=np.where(keep[..., None], paths.actions, 0).astype(paths.actions.dtype),
-            rewards=np.where(keep, paths.rewards, 0).astype(paths.rewards.dtype),
-            mask=np.where(keep, paths.mask, 0).astype(paths.mask.dtype),
+            observations=zero_dropped(paths.observations),
+            actions=zero_dropped(paths.actions),
+            rewards=zero_dropped(paths.rewards),
+            mask=zero_dropped(paths.mask),
+            agent_infos={key: zero_dropped(value) for key, value in paths.agent_infos.items()},
+            env_infos={key: zero_dropped(value) for key, value in paths.env_infos.items()},
         )
 
     def get_state(self) -> dict[str, Any]:

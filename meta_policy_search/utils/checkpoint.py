@@ -68,17 +68,67 @@ def latest_checkpoint(checkpoint_dir: str) -> str | None:
     return path if os.path.isdir(path) else None
 
 
+class CheckpointError(ValueError):
+    """A checkpoint's side files (``state.json``, ``state.pkl``) are missing or corrupt."""
+
+
 def checkpoint_iteration(checkpoint_dir: str) -> int | None:
-    """The iteration of the newest complete checkpoint (read without TensorFlow).
+    """The iteration of the newest complete checkpoint, from its ``state.json`` (no TensorFlow).
 
     Returns:
         The last completed iteration, or ``None`` if there is no complete checkpoint.
+
+    Raises:
+        CheckpointError: if ``state.json`` cannot be read or holds no integer ``itr``.
     """
     path = latest_checkpoint(checkpoint_dir)
     if path is None:
         return None
-    with open(os.path.join(path, INFO_FILE), encoding="utf-8") as f:
-        return int(json.load(f)["itr"])
+    info_path = os.path.join(path, INFO_FILE)
+    try:
+        with open(info_path, encoding="utf-8") as f:
+            info = json.load(f)
+    except OSError as error:
+        raise CheckpointError(f"{info_path}: cannot read it ({error.strerror or error})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise CheckpointError(f"{info_path}: corrupt, not valid JSON ({error})") from None
+    itr = info.get("itr") if isinstance(info, dict) else None
+    if isinstance(itr, bool) or not isinstance(itr, int) or itr < 0:
+        raise CheckpointError(f"{info_path}: corrupt, no iteration number 'itr' in {info!r:.80}")
+    return itr
+
+
+def read_checkpoint_state(checkpoint_dir: str) -> dict[str, Any] | None:
+    """The side state (``state.pkl``) of the newest complete checkpoint, checked, without
+    TensorFlow: what a resume reads before it changes anything in the run directory.
+
+    Returns:
+        The saved state dict (with ``'itr'``), or ``None`` if there is no complete checkpoint.
+
+    Raises:
+        CheckpointError: if ``state.json`` or ``state.pkl`` cannot be read or is corrupt, or
+            they disagree on the iteration.
+    """
+    itr = checkpoint_iteration(checkpoint_dir)
+    path = latest_checkpoint(checkpoint_dir)
+    if itr is None or path is None:
+        return None
+    state_path = os.path.join(path, STATE_FILE)
+    try:
+        with open(state_path, "rb") as f:
+            state = pickle.load(f)
+    except OSError as error:
+        raise CheckpointError(f"{state_path}: cannot read it ({error.strerror or error})") from None
+    except Exception as error:  # unpickling corrupt bytes raises nearly any exception type
+        raise CheckpointError(
+            f"{state_path}: corrupt, cannot unpickle it ({type(error).__name__}: {error})"
+        ) from None
+    if not isinstance(state, dict) or state.get("itr") != itr:
+        found = state.get("itr") if isinstance(state, dict) else type(state).__name__
+        raise CheckpointError(
+            f"{state_path}: corrupt, holds iteration {found!r} where state.json says {itr}"
+        )
+    return state
 
 
 def save_checkpoint(
@@ -151,12 +201,12 @@ def restore_checkpoint(
 
     Raises:
         FileNotFoundError: if ``checkpoint_dir`` holds no complete checkpoint.
+        CheckpointError: if its ``state.json`` or ``state.pkl`` is corrupt.
     """
     path = latest_checkpoint(checkpoint_dir)
-    if path is None:
+    state = read_checkpoint_state(checkpoint_dir)
+    if path is None or state is None:
         raise FileNotFoundError(f"no complete checkpoint in {checkpoint_dir!r}")
-    with open(os.path.join(path, STATE_FILE), "rb") as f:
-        state = pickle.load(f)
     if trackables:
         status = _make_checkpoint(trackables).read(os.path.join(path, TF_PREFIX))
         status.assert_existing_objects_matched()
