@@ -285,7 +285,7 @@ def test_validation_choices_match_the_library():
     from meta_policy_search.meta_algos.base import EXPLORATION_TYPES, INNER_TYPES
     from meta_policy_search.policies.networks import TF_NONLINEARITIES
     from meta_policy_search.samplers.meta_sampler import EXECUTORS, NONFINITE_MODES
-    from meta_policy_search.samplers.rollout import SAMPLING_MODES
+    from meta_policy_search.samplers.quota import SAMPLING_MODES
     from meta_policy_search.utils.logger import FORMAT_STRS
 
     assert set(configs.ENV_SETTINGS) == set(ENV_CLASS_NAMES)

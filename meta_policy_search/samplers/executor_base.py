@@ -5,9 +5,9 @@
 :class:`~meta_policy_search.samplers.MetaParallelEnvExecutor` and
 :class:`~meta_policy_search.samplers.MetaRayEnvExecutor`; it checks and stores arguments and
 the closed / tasks-set state, the stepping is each executor's own. The env helpers
-(:func:`make_envs`, :func:`set_env_tasks`, :func:`close_envs`), :func:`collect_paths` (the
-rollout loop of either sampling mode) and :func:`process_info` are also what the worker processes
-and Ray actors run.
+(:func:`make_envs`, :func:`set_env_tasks`, :func:`close_envs`) and :func:`process_info` are also
+what the worker processes and Ray actors run, with the one rollout loop
+(:func:`~meta_policy_search.samplers.rollout.collect_paths`).
 """
 
 from __future__ import annotations
@@ -22,14 +22,8 @@ import numpy as np
 
 from meta_policy_search.envs.batched.base import BatchedMetaEnv, make_batched_env
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
-from meta_policy_search.samplers.budget_rollout import collect_budget
-from meta_policy_search.samplers.rollout import (
-    ExecTimes,
-    check_policy,
-    check_sampling_mode,
-    collect_rollouts,
-    space_dim,
-)
+from meta_policy_search.samplers.quota import EpisodeQuota, SamplingQuota, StepBudget
+from meta_policy_search.samplers.rollout import ExecTimes, check_policy, space_dim
 from meta_policy_search.types import PathBatch, Task
 from meta_policy_search.utils.validation import check_non_negative_int, check_positive_int
 
@@ -122,41 +116,10 @@ def close_envs(envs: BatchedMetaEnv) -> None:
     envs.close()
 
 
-def collect_paths(
-    envs: BatchedMetaEnv,
-    envs_per_task: int,
-    policy: NumpyGaussianMLP,
-    task_indices: Sequence[int],
-    num_rollouts: int,
-    max_path_length: int,
-    seed: int,
-    phase: int,
-    sampling_mode: str,
-) -> tuple[PathBatch, ExecTimes]:
-    """Run :func:`~meta_policy_search.samplers.rollout.collect_rollouts` (``'rollouts'``) or
-    :func:`~meta_policy_search.samplers.budget_rollout.collect_budget` (``'budget'``).
-
-    The arguments are theirs, plus ``sampling_mode``; see them for the returned shapes.
-
-    Returns:
-        The paths, and the seconds spent in the policy and in the envs.
-
-    Raises:
-        ValueError: on an unknown ``sampling_mode``, or from the rollout loop.
-    """
-    collect = collect_budget if check_sampling_mode(sampling_mode) == "budget" else collect_rollouts
-    exec_times = ExecTimes()
-    paths = collect(
-        envs, envs_per_task, policy, task_indices, num_rollouts, max_path_length, seed, phase,
-        exec_times,
-    )
-    return paths, exec_times
-
-
 def split_worker_results(
     results: Sequence[tuple[PathBatch, ExecTimes]],
 ) -> tuple[list[PathBatch], ExecTimes]:
-    """The workers' :func:`collect_paths` results as their path batches (in worker order) and
+    """The workers' ``collect_paths`` results as their path batches (in worker order) and
     their summed policy and env times."""
     return [paths for paths, _ in results], sum((times for _, times in results), ExecTimes())
 
@@ -192,6 +155,7 @@ class ExecutorBase:
     _closed_message = "the executor is closed"
 
     meta_batch_size: int
+    quota: SamplingQuota
     envs_per_task: int
     max_path_length: int
     seed: int
@@ -199,9 +163,16 @@ class ExecutorBase:
     action_dim: int
 
     def _init_sizes(
-        self, meta_batch_size: int, envs_per_task: int, max_path_length: int, seed: int
+        self, meta_batch_size: int, envs_per_task: int, max_path_length: int, seed: int,
+        quota: SamplingQuota,
     ) -> None:
-        """Check and store the sizes and the seed; raise ValueError on a bad one."""
+        """Check and store the sizes, the seed and the quota; raise ValueError on a bad one."""
+        if not isinstance(quota, (EpisodeQuota, StepBudget)):
+            raise ValueError(
+                "quota must be an EpisodeQuota or StepBudget (see "
+                f"meta_policy_search.samplers.quota.make_quota), got {quota!r}"
+            )
+        self.quota = quota
         self.meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
         self.envs_per_task = check_positive_int("envs_per_task", envs_per_task)
         self.max_path_length = check_positive_int("max_path_length", max_path_length)
@@ -212,27 +183,22 @@ class ExecutorBase:
         self.obs_dim = space_dim(env.observation_space, "observation_space")
         self.action_dim = space_dim(env.action_space, "action_space")
 
-    def _check_collect_args(
-        self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int, sampling_mode: str
-    ) -> tuple[int, int, str]:
+    def _check_collect_args(self, policy: NumpyGaussianMLP, phase: int) -> int:
         """Check the executor's state and ``collect``'s arguments.
 
         Returns:
-            ``(num_rollouts, phase, sampling_mode)``, the first two as ints.
+            ``phase`` as an int.
 
         Raises:
             RuntimeError: if the executor is closed or ``set_tasks`` was never called.
-            ValueError: on a bad size, an unknown sampling mode or a policy that does not fit
-                the tasks and env.
+            ValueError: on a negative phase or a policy that does not fit the tasks and env.
         """
         self._check_open()
-        num_rollouts = check_positive_int("num_rollouts", num_rollouts)
         phase = check_non_negative_int("phase", phase)
-        sampling_mode = check_sampling_mode(sampling_mode)
         check_policy(policy, self.meta_batch_size, self.obs_dim, self.action_dim)
         if not self._tasks_set:
             raise RuntimeError("call set_tasks() before collect()")
-        return num_rollouts, phase, sampling_mode
+        return phase
 
     def _check_open(self) -> None:
         """Raise a RuntimeError if the executor is closed."""

@@ -12,10 +12,11 @@ from meta_policy_search.samplers.executor_base import (
     ExecutorBase,
     check_tasks,
     close_envs,
-    collect_paths,
     make_envs,
     set_env_tasks,
 )
+from meta_policy_search.samplers.quota import SamplingQuota
+from meta_policy_search.samplers.rollout import ExecTimes, collect_paths
 from meta_policy_search.types import PathBatch, Task
 
 
@@ -28,21 +29,22 @@ class MetaIterativeEnvExecutor(ExecutorBase):
     """Run every task's environment copies in this process, one policy call per time step.
 
     Each of the ``meta_batch_size`` tasks gets ``envs_per_task`` copies of ``env``; see
-    :mod:`meta_policy_search.samplers.rollout` and
-    :mod:`meta_policy_search.samplers.budget_rollout` for how episodes are collected and seeded.
+    :mod:`meta_policy_search.samplers.rollout` for how episodes are collected and seeded.
 
     Args:
         env: the :class:`~meta_policy_search.envs.MetaEnv` to copy (it is not stepped itself).
         meta_batch_size: number of tasks ``T``.
-        envs_per_task: env copies per task ``E``; ``R`` rollouts take ``ceil(R / E)`` waves.
+        envs_per_task: env copies per task ``E``; each copy runs its episodes back to back.
         max_path_length: ``H``, steps per episode at most.
         seed: root seed of all episode randomness, ``>= 0``.
         use_batched_env: step the env's batched implementation (``env.make_batched``) if it has
             one; ``False`` steps single env copies one after the other (same results, slower).
+        quota: the episodes each task gets per :meth:`collect`
+            (:func:`~meta_policy_search.samplers.quota.make_quota`).
 
     Raises:
-        ValueError: on non-positive sizes, a negative seed or a non-flat observation or action
-            space.
+        ValueError: on non-positive sizes, a negative seed, a non-flat observation or action
+            space, or a ``quota`` that is not one.
     """
 
     def __init__(
@@ -53,8 +55,10 @@ class MetaIterativeEnvExecutor(ExecutorBase):
         max_path_length: int,
         seed: int = 0,
         use_batched_env: bool = True,
+        *,
+        quota: SamplingQuota,
     ) -> None:
-        self._init_sizes(meta_batch_size, envs_per_task, max_path_length, seed)
+        self._init_sizes(meta_batch_size, envs_per_task, max_path_length, seed, quota)
         self._init_spaces(env)
         self.envs: BatchedMetaEnv | None = make_envs(
             env, self.meta_batch_size, self.envs_per_task, lambda: copy_env(env), use_batched_env
@@ -74,47 +78,30 @@ class MetaIterativeEnvExecutor(ExecutorBase):
         set_env_tasks(self.envs, check_tasks(tasks, self.meta_batch_size), self.envs_per_task)
         self._tasks_set = True
 
-    def collect(
-        self,
-        policy: NumpyGaussianMLP,
-        num_rollouts: int,
-        phase: int,
-        sampling_mode: str = "rollouts",
-    ) -> PathBatch:
-        """Collect ``num_rollouts`` episodes (or ``num_rollouts x H`` steps) for every task.
+    def collect(self, policy: NumpyGaussianMLP, phase: int) -> PathBatch:
+        """Collect every task's episodes as the executor's quota says.
 
         Args:
             policy: per-task policies, ``num_tasks == meta_batch_size``.
-            num_rollouts: ``R``, episodes per task, or the per-task budget in units of ``H``.
             phase: sampling-phase counter (``>= 0``) that, with the seed, fixes the randomness.
-            sampling_mode: ``'rollouts'`` (exactly ``R`` episodes per task) or ``'budget'``
-                (complete episodes until each task holds ``R x H`` real steps).
 
         Returns:
-            A :class:`PathBatch` ``[T, N, H, ...]``: ``N = R`` in ``'rollouts'`` mode, a ladder
-            size (:func:`~meta_policy_search.samplers.budget_rollout.episode_bucket`) in
-            ``'budget'`` mode.
+            A :class:`PathBatch` ``[T, N, H, ...]``: ``N = R`` for an
+            :class:`~meta_policy_search.samplers.quota.EpisodeQuota`, a ladder size
+            (:func:`~meta_policy_search.samplers.quota.episode_bucket`) for a
+            :class:`~meta_policy_search.samplers.quota.StepBudget`.
 
         Raises:
-            ValueError: on a mismatched policy, bad sizes or an unknown ``sampling_mode``.
+            ValueError: on a mismatched policy or a negative phase.
             RuntimeError: if :meth:`set_tasks` was never called or the executor is closed.
         """
-        num_rollouts, phase, sampling_mode = self._check_collect_args(
-            policy, num_rollouts, phase, sampling_mode
-        )
+        phase = self._check_collect_args(policy, phase)
         assert self.envs is not None
-        paths, self.last_exec_times = collect_paths(
-            self.envs,
-            self.envs_per_task,
-            policy,
-            range(self.meta_batch_size),
-            num_rollouts,
-            self.max_path_length,
-            self.seed,
-            phase,
-            sampling_mode,
+        self.last_exec_times = ExecTimes()
+        return collect_paths(
+            self.envs, self.envs_per_task, policy, range(self.meta_batch_size), self.quota,
+            self.max_path_length, self.seed, phase, self.last_exec_times,
         )
-        return paths
 
     def close(self) -> None:
         """Close all env copies (safe to call more than once)."""

@@ -5,9 +5,9 @@ faster than a single process (the IPC eats the second core). Here the parent sen
 its tasks' numpy policy parameters once per sampling phase; the worker runs the same rollout loop
 as :class:`~meta_policy_search.samplers.MetaIterativeEnvExecutor` and returns finished, padded
 arrays. Episode randomness depends only on ``(seed, phase, task, rollout)``, so the result is
-identical to the iterative executor's for any number of workers. In the ``'budget'`` sampling
-mode each worker pads its episode axis to its own bucket and the parent pads all to the largest
-(the bucket of the largest episode count), as the iterative executor does.
+identical to the iterative executor's for any number of workers. Under a step budget each worker
+pads its episode axis to its own bucket and the parent pads all to the largest (the bucket of the
+largest episode count), as the iterative executor does.
 
 Workers are started with the ``'spawn'`` method: the parent usually has TensorFlow loaded, which
 must not be forked, and workers import only numpy, gymnasium and the envs. A training script
@@ -37,14 +37,14 @@ from meta_policy_search.samplers.executor_base import (
     check_tasks,
     check_timeout,
     close_envs,
-    collect_paths,
     make_envs,
     process_info,
     set_env_tasks,
     split_task_blocks,
     split_worker_results,
 )
-from meta_policy_search.samplers.rollout import ExecTimes, concatenate_paths
+from meta_policy_search.samplers.quota import SamplingQuota
+from meta_policy_search.samplers.rollout import ExecTimes, collect_paths, concatenate_paths
 from meta_policy_search.types import PathBatch, Task
 
 
@@ -72,6 +72,7 @@ def _worker_loop(
     envs_per_task: int,
     max_path_length: int,
     seed: int,
+    quota: SamplingQuota,
     use_batched_env: bool = True,
 ) -> None:
     """Body of a worker process: build env copies, then serve commands until told to close."""
@@ -100,18 +101,13 @@ def _worker_loop(
                 set_env_tasks(envs, payload, envs_per_task)
                 result = None
             elif command == "collect":
-                policy, num_rollouts, phase, sampling_mode = payload
-                result = collect_paths(
-                    envs,
-                    envs_per_task,
-                    policy,
-                    range(task_start, task_stop),
-                    num_rollouts,
-                    max_path_length,
-                    seed,
-                    phase,
-                    sampling_mode,
+                policy, phase = payload
+                exec_times = ExecTimes()
+                paths = collect_paths(
+                    envs, envs_per_task, policy, range(task_start, task_stop), quota,
+                    max_path_length, seed, phase, exec_times,
                 )
+                result = (paths, exec_times)
             elif command == "info":
                 result = process_info()
             else:
@@ -195,6 +191,8 @@ class MetaParallelEnvExecutor(ExecutorBase):
             RuntimeError; ``None`` waits as long as the workers are alive.
         use_batched_env: step the env's batched implementation (``env.make_batched``) in each
             worker if it has one; ``False`` steps single env copies (same results, slower).
+        quota: the episodes each task gets per :meth:`collect`
+            (:func:`~meta_policy_search.samplers.quota.make_quota`), sent to the workers once.
 
     Raises:
         ValueError: on non-positive sizes, ``n_parallel > meta_batch_size`` or a non-flat space.
@@ -213,11 +211,13 @@ class MetaParallelEnvExecutor(ExecutorBase):
         n_parallel: int | None = None,
         timeout: float | None = None,
         use_batched_env: bool = True,
+        *,
+        quota: SamplingQuota,
     ) -> None:
         self._processes: list[Any] = []
         self.timeout = check_timeout(timeout)
         self._conns: list[Any] = []
-        self._init_sizes(meta_batch_size, envs_per_task, max_path_length, seed)
+        self._init_sizes(meta_batch_size, envs_per_task, max_path_length, seed, quota)
         if n_parallel is None:
             n_parallel = default_num_workers(self.meta_batch_size)
         self.n_parallel = check_num_workers(
@@ -234,7 +234,7 @@ class MetaParallelEnvExecutor(ExecutorBase):
                 process = context.Process(
                     target=_worker_loop,
                     args=(child_conn, env_bytes, start, stop, self.envs_per_task,
-                          self.max_path_length, self.seed, use_batched_env),
+                          self.max_path_length, self.seed, self.quota, use_batched_env),
                     name=f"MetaParallelEnvExecutor-worker-{k}",
                     daemon=True,
                 )
@@ -337,41 +337,25 @@ class MetaParallelEnvExecutor(ExecutorBase):
         self._gather()
         self._tasks_set = True
 
-    def collect(
-        self,
-        policy: NumpyGaussianMLP,
-        num_rollouts: int,
-        phase: int,
-        sampling_mode: str = "rollouts",
-    ) -> PathBatch:
-        """Collect ``num_rollouts`` episodes (or ``num_rollouts x H`` steps) for every task.
+    def collect(self, policy: NumpyGaussianMLP, phase: int) -> PathBatch:
+        """Collect every task's episodes as the executor's quota says.
 
         Args:
             policy: per-task policies, ``num_tasks == meta_batch_size``; worker ``k`` receives
                 only the parameters of its tasks.
-            num_rollouts: ``R``, episodes per task, or the per-task budget in units of ``H``.
             phase: sampling-phase counter (``>= 0``) that, with the seed, fixes the randomness.
-            sampling_mode: ``'rollouts'`` or ``'budget'`` (see
-                :meth:`MetaIterativeEnvExecutor.collect
-                <meta_policy_search.samplers.MetaIterativeEnvExecutor.collect>`).
 
         Returns:
             A :class:`PathBatch` ``[T, N, H, ...]``, identical to the iterative executor's.
 
         Raises:
-            ValueError: on a mismatched policy, bad sizes or an unknown ``sampling_mode`` (or
-                re-raised from a worker).
+            ValueError: on a mismatched policy or a negative phase (or re-raised from a worker).
             RuntimeError: if a worker died, :meth:`set_tasks` was never called or the executor is
                 closed.
         """
-        num_rollouts, phase, sampling_mode = self._check_collect_args(
-            policy, num_rollouts, phase, sampling_mode
-        )
+        phase = self._check_collect_args(policy, phase)
         self._send(
-            [
-                ("collect", (policy.task_slice(start, stop), num_rollouts, phase, sampling_mode))
-                for start, stop in self.task_blocks
-            ]
+            [("collect", (policy.task_slice(start, stop), phase)) for start, stop in self.task_blocks]
         )
         batches, self.last_exec_times = split_worker_results(self._gather())
         return concatenate_paths(batches)

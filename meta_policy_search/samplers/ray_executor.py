@@ -32,14 +32,14 @@ from meta_policy_search.samplers.executor_base import (
     check_num_workers,
     check_tasks,
     check_timeout,
-    collect_paths,
     make_envs,
     process_info,
     set_env_tasks,
     split_task_blocks,
     split_worker_results,
 )
-from meta_policy_search.samplers.rollout import ExecTimes, concatenate_paths
+from meta_policy_search.samplers.quota import SamplingQuota
+from meta_policy_search.samplers.rollout import ExecTimes, collect_paths, concatenate_paths
 from meta_policy_search.types import PathBatch, Task
 
 _POLL_SECONDS = 0.5
@@ -97,6 +97,7 @@ class RolloutActor:
         envs_per_task: env copies per task ``E``.
         max_path_length: ``H``.
         seed: root seed of the episode randomness.
+        quota: the episodes each task gets per :meth:`collect`.
     """
 
     def __init__(
@@ -107,6 +108,7 @@ class RolloutActor:
         envs_per_task: int,
         max_path_length: int,
         seed: int,
+        quota: SamplingQuota,
     ) -> None:
         from ray import cloudpickle  # copies classes defined in __main__ too, unlike pickle
 
@@ -119,20 +121,21 @@ class RolloutActor:
         )
         self.max_path_length = max_path_length
         self.seed = seed
+        self.quota = quota
 
     def set_tasks(self, tasks: Sequence[Task]) -> None:
         """Set local task ``t`` on every env copy of task ``t``."""
         set_env_tasks(self.envs, tasks, self.envs_per_task)
 
-    def collect(
-        self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int, sampling_mode: str
-    ) -> tuple[PathBatch, ExecTimes]:
+    def collect(self, policy: NumpyGaussianMLP, phase: int) -> tuple[PathBatch, ExecTimes]:
         """Run :func:`collect_paths` on this actor's tasks: ``[T_local, N, H, ...]`` paths and
         the seconds spent in the policy and the envs."""
-        return collect_paths(
-            self.envs, self.envs_per_task, policy, self.task_indices, num_rollouts,
-            self.max_path_length, self.seed, phase, sampling_mode,
+        exec_times = ExecTimes()
+        paths = collect_paths(
+            self.envs, self.envs_per_task, policy, self.task_indices, self.quota,
+            self.max_path_length, self.seed, phase, exec_times,
         )
+        return paths, exec_times
 
     def info(self) -> dict[str, Any]:
         """``pid``, ``hostname``, ``tensorflow_imported`` and ``cpu_seconds`` of this actor."""
@@ -182,6 +185,8 @@ class MetaRayEnvExecutor(ExecutorBase):
         timeout: seconds a :meth:`collect` may take before it fails with a RuntimeError
             (``None``: no limit; dead actors are detected regardless). Starting the actors may
             take at most ``max(timeout, 120)`` seconds.
+        quota: the episodes each task gets per :meth:`collect`
+            (:func:`~meta_policy_search.samplers.quota.make_quota`), sent to the actors once.
 
     Raises:
         ImportError: if Ray is not installed.
@@ -201,10 +206,12 @@ class MetaRayEnvExecutor(ExecutorBase):
         num_actors: int | None = None,
         ray_address: str | None = None,
         timeout: float | None = None,
+        *,
+        quota: SamplingQuota,
     ) -> None:
         self._actors: list[Any] = []
         self._closed = True
-        self._init_sizes(meta_batch_size, envs_per_task, max_path_length, seed)
+        self._init_sizes(meta_batch_size, envs_per_task, max_path_length, seed, quota)
         self.timeout = check_timeout(timeout)
         if num_actors is not None:
             num_actors = check_num_workers(
@@ -223,7 +230,8 @@ class MetaRayEnvExecutor(ExecutorBase):
         env_ref = ray.put(env)  # serialised once, shared by all actors
         self._actors = [
             actor_cls.remote(
-                env_ref, start, stop, self.envs_per_task, self.max_path_length, self.seed
+                env_ref, start, stop, self.envs_per_task, self.max_path_length, self.seed,
+                self.quota,
             )
             for start, stop in self.task_blocks
         ]
@@ -295,40 +303,26 @@ class MetaRayEnvExecutor(ExecutorBase):
         self._gather(refs, "set_tasks", self.timeout)
         self._tasks_set = True
 
-    def collect(
-        self,
-        policy: NumpyGaussianMLP,
-        num_rollouts: int,
-        phase: int,
-        sampling_mode: str = "rollouts",
-    ) -> PathBatch:
-        """Collect ``num_rollouts`` episodes (or ``num_rollouts x H`` steps) for every task.
+    def collect(self, policy: NumpyGaussianMLP, phase: int) -> PathBatch:
+        """Collect every task's episodes as the executor's quota says.
 
         Args:
             policy: per-task policies, ``num_tasks == meta_batch_size``; each actor's slice
                 is put into the object store once and fetched only by that actor.
-            num_rollouts: ``R``, episodes per task, or the per-task budget in units of ``H``.
             phase: sampling-phase counter (``>= 0``) that, with the seed, fixes the randomness.
-            sampling_mode: ``'rollouts'`` or ``'budget'`` (see
-                :meth:`MetaIterativeEnvExecutor.collect
-                <meta_policy_search.samplers.MetaIterativeEnvExecutor.collect>`).
 
         Returns:
             A :class:`PathBatch` ``[T, N, H, ...]`` of writable arrays, identical to the
             iterative executor's.
 
         Raises:
-            ValueError: on a mismatched policy, bad sizes or an unknown ``sampling_mode`` (or
-                re-raised from an actor).
+            ValueError: on a mismatched policy or a negative phase (or re-raised from an actor).
             RuntimeError: if an actor died, the ``timeout`` passed, :meth:`set_tasks` was never
                 called or the executor is closed.
         """
-        num_rollouts, phase, sampling_mode = self._check_collect_args(
-            policy, num_rollouts, phase, sampling_mode
-        )
+        phase = self._check_collect_args(policy, phase)
         refs = [
-            actor.collect.remote(self._ray.put(policy.task_slice(start, stop)), num_rollouts,
-                                 phase, sampling_mode)
+            actor.collect.remote(self._ray.put(policy.task_slice(start, stop)), phase)
             for actor, (start, stop) in zip(self._actors, self.task_blocks)
         ]
         batches, self.last_exec_times = split_worker_results(

@@ -1,9 +1,8 @@
 """The batched-env protocol: many copies of one :class:`~meta_policy_search.envs.MetaEnv` stepped
 as whole arrays.
 
-The rollout loops (:mod:`meta_policy_search.samplers.rollout`,
-:mod:`meta_policy_search.samplers.budget_rollout`) step a :class:`BatchedMetaEnv` of ``num_envs``
-envs, each set to its own task. A MetaEnv that can compute its dynamics, reward, observation and
+The rollout loop (:mod:`meta_policy_search.samplers.rollout`) steps a :class:`BatchedMetaEnv` of
+``num_envs`` envs, each set to its own task. A MetaEnv that can compute its dynamics, reward, observation and
 termination for many copies at once returns one from ``make_batched(num_envs)``
 (:func:`make_batched_env`); any other env is stepped one copy at a time through
 :class:`EnvList`, which gives the same results by construction. Issue 7: the per-env Python of
