@@ -25,9 +25,9 @@ from meta_policy_search.samplers import (
     MetaParallelEnvExecutor,
     MetaSampler,
 )
-from meta_policy_search.samplers.parallel_executor import RemoteTraceback
 from meta_policy_search.samplers.quota import EpisodeQuota, make_quota
 from meta_policy_search.samplers.rollout import episode_randomness
+from meta_policy_search.samplers.worker_pool import RemoteTraceback
 
 H = 6
 

@@ -14,6 +14,8 @@ from meta_policy_search.samplers.iterative_executor import MetaIterativeEnvExecu
 from meta_policy_search.samplers.parallel_executor import MetaParallelEnvExecutor
 from meta_policy_search.samplers.quota import make_quota
 from meta_policy_search.samplers.rollout import space_dim
+from meta_policy_search.samplers.worker_pool import AUTO_TIMEOUT as AUTO_TIMEOUT
+from meta_policy_search.samplers.worker_pool import SamplerTimeout
 from meta_policy_search.types import PathBatch, Task
 from meta_policy_search.utils.validation import check_non_negative_int, check_positive_int
 
@@ -23,17 +25,6 @@ reward: raise a ``NonFiniteSampleError`` naming the task, rollout and step, or d
 
 EXECUTORS = ("iterative", "parallel", "ray")
 """Names of the sampler executors (``executor`` argument and config field)."""
-
-AUTO_TIMEOUT = "auto"
-"""``MetaSampler(timeout=AUTO_TIMEOUT)``: a phase may take the larger of
-:data:`AUTO_TIMEOUT_FLOOR` seconds and :data:`AUTO_TIMEOUT_FACTOR` times the slowest phase so
-far."""
-AUTO_TIMEOUT_FLOOR = 600.0
-"""Seconds: the automatic timeout's minimum (generous, a slow phase must never trip it)."""
-AUTO_TIMEOUT_FACTOR = 20.0
-"""The automatic timeout is at least this many times the slowest phase so far."""
-"""Names accepted by ``MetaSampler(executor=...)``."""
-
 
 def resolve_executor(executor: str | None, parallel: bool | None) -> str:
     """The executor name from the ``executor`` and the older ``parallel`` arguments.
@@ -214,13 +205,7 @@ class MetaSampler:
                 f"{self.rollouts_per_meta_task}: the extra env copies would never run"
             )
         self.executor_name = resolve_executor(executor, parallel)
-        self.auto_timeout = timeout == AUTO_TIMEOUT
-        if self.auto_timeout:
-            timeout = AUTO_TIMEOUT_FLOOR
-        elif isinstance(timeout, str):
-            raise ValueError(f"timeout must be seconds, None or {AUTO_TIMEOUT!r}, got {timeout!r}")
-        self.slowest_phase_seconds = 0.0
-        """Wall time of the slowest sampling phase so far (sets the automatic timeout)."""
+        SamplerTimeout(timeout)  # a bad timeout fails here, before workers start
         if self.executor_name == "iterative":
             n_parallel = None  # documented: ignored for the iterative executor
         self.seed = check_non_negative_int("seed", seed)
@@ -258,6 +243,12 @@ class MetaSampler:
         self.total_timesteps_sampled = 0
         self._phase = 0
         self._tasks: list[Task] | None = None
+
+    @property
+    def slowest_phase_seconds(self) -> float:
+        """Wall time of the slowest sampling phase so far (the executor's measure; it sets the
+        automatic timeout)."""
+        return float(self.executor.slowest_phase_seconds)
 
     @property
     def sampling_mode(self) -> str:
@@ -330,14 +321,9 @@ class MetaSampler:
         if self._tasks is None:
             raise RuntimeError("call update_tasks() before obtain_samples()")
         sampling_policy = self.policy.get_sampling_policy()
-        if self.auto_timeout and hasattr(self.executor, "timeout"):
-            self.executor.timeout = max(
-                AUTO_TIMEOUT_FLOOR, AUTO_TIMEOUT_FACTOR * self.slowest_phase_seconds
-            )
         start = time.perf_counter()
         paths = self.executor.collect(sampling_policy, self._phase)
         elapsed = time.perf_counter() - start
-        self.slowest_phase_seconds = max(self.slowest_phase_seconds, elapsed)
         bad = find_nonfinite(paths)
         if bad.any():
             paths = self._handle_nonfinite(paths, bad)
