@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from meta_policy_search.envs.base import batched_form
 from meta_policy_search.types import Task
 
 
@@ -160,7 +161,8 @@ def check_num_tasks(tasks: Sequence[Task], num_envs: int) -> None:
 def make_batched_env(
     env: Any, num_envs: int, copy_env: Callable[[], Any], use_batched: bool = True
 ) -> BatchedMetaEnv:
-    """``num_envs`` copies of ``env``: its own batched implementation if it has one, else an
+    """``num_envs`` copies of ``env``: its own batched implementation if it has one (and it
+    reproduces ``env``'s class, see :func:`~meta_policy_search.envs.base.batched_form`), else an
     :class:`EnvList` of copies.
 
     Args:
@@ -172,8 +174,7 @@ def make_batched_env(
     Returns:
         A :class:`BatchedMetaEnv`.
     """
-    make = getattr(env, "make_batched", None)
-    batched = make(num_envs) if use_batched and make is not None else None
+    batched = batched_form(env, num_envs) if use_batched else None
     if batched is not None:
         return batched
     return EnvList([copy_env() for _ in range(num_envs)])
