@@ -140,7 +140,7 @@ class PenalizedWithOwnForm(Penalized):
     """Declares its own batched form (here: the parent's, so stepping uses it on purpose)."""
 
     def make_batched(self, num_envs):
-        from meta_policy_search.envs.batched.point import BatchedPointEnv
+        from meta_policy_search.envs.point_envs.base import BatchedPointEnv
 
         return BatchedPointEnv(self, num_envs)
 
