@@ -20,8 +20,9 @@ from meta_policy_search.samplers import (
     MetaParallelEnvExecutor,
     MetaSampler,
 )
+from meta_policy_search.samplers.paths import concatenate_paths
 from meta_policy_search.samplers.quota import episode_bucket, is_episode_bucket, make_quota
-from meta_policy_search.samplers.rollout import concatenate_paths, episode_randomness
+from meta_policy_search.samplers.rollout import episode_randomness
 from meta_policy_search.types import PathBatch
 
 sys.path.insert(0, os.path.dirname(__file__))

@@ -22,7 +22,7 @@ import numpy as np
 from meta_policy_search.envs.batched.base import BatchedMetaEnv, make_batched_env
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.samplers.quota import EpisodeQuota, SamplingQuota, StepBudget
-from meta_policy_search.samplers.rollout import ExecTimes, check_policy, collect_paths, space_dim
+from meta_policy_search.samplers.rollout import ExecTimes, collect_paths, space_dim
 from meta_policy_search.types import PathBatch, Task
 from meta_policy_search.utils.validation import check_non_negative_int, check_positive_int
 
@@ -33,6 +33,30 @@ def check_tasks(tasks: Sequence[Task], meta_batch_size: int) -> list[Task]:
     if len(tasks) != meta_batch_size:
         raise ValueError(f"expected meta_batch_size={meta_batch_size} tasks, got {len(tasks)}")
     return tasks
+
+
+def check_policy(policy: object, num_tasks: int, obs_dim: int, action_dim: int) -> None:
+    """Check that a sampling policy fits the executor's tasks and env.
+
+    Args:
+        policy: should be a :class:`NumpyGaussianMLP`.
+        num_tasks: expected number of tasks (the policy's leading axis).
+        obs_dim: observation size of the env.
+        action_dim: action size of the env.
+
+    Raises:
+        ValueError: on a wrong type, task count, input size or output size.
+    """
+    if not isinstance(policy, NumpyGaussianMLP):
+        raise ValueError(f"policy must be a NumpyGaussianMLP, got {type(policy).__name__}")
+    if policy.num_tasks != num_tasks:
+        raise ValueError(f"policy has {policy.num_tasks} tasks, expected {num_tasks}")
+    policy_obs_dim = policy.params["W0"].shape[1]
+    if policy_obs_dim != obs_dim:
+        raise ValueError(f"policy observation dim {policy_obs_dim} != env obs dim {obs_dim}")
+    last = policy.params[f"W{policy.num_layers - 1}"].shape[-1]
+    if last != action_dim or policy.params["log_std"].shape[-1] != action_dim:
+        raise ValueError(f"policy action dim {last} != env action dim {action_dim}")
 
 
 def check_num_workers(name: str, value: int, meta_batch_size: int, unit: str) -> int:

@@ -83,30 +83,6 @@ def space_dim(space: Any, name: str) -> int:
     return int(shape[0])
 
 
-def check_policy(policy: object, num_tasks: int, obs_dim: int, action_dim: int) -> None:
-    """Check that a sampling policy fits the executor's tasks and env.
-
-    Args:
-        policy: should be a :class:`NumpyGaussianMLP`.
-        num_tasks: expected number of tasks (the policy's leading axis).
-        obs_dim: observation size of the env.
-        action_dim: action size of the env.
-
-    Raises:
-        ValueError: on a wrong type, task count, input size or output size.
-    """
-    if not isinstance(policy, NumpyGaussianMLP):
-        raise ValueError(f"policy must be a NumpyGaussianMLP, got {type(policy).__name__}")
-    if policy.num_tasks != num_tasks:
-        raise ValueError(f"policy has {policy.num_tasks} tasks, expected {num_tasks}")
-    policy_obs_dim = policy.params["W0"].shape[1]
-    if policy_obs_dim != obs_dim:
-        raise ValueError(f"policy observation dim {policy_obs_dim} != env obs dim {obs_dim}")
-    last = policy.params[f"W{policy.num_layers - 1}"].shape[-1]
-    if last != action_dim or policy.params["log_std"].shape[-1] != action_dim:
-        raise ValueError(f"policy action dim {last} != env action dim {action_dim}")
-
-
 def episode_randomness(
     seed: int, phase: int, task_index: int, rollout_index: int, max_path_length: int, action_dim: int
 ) -> tuple[int, np.ndarray]:
@@ -442,54 +418,3 @@ def record_infos(
         )
     for key, buffer in buffers.items():
         buffer[row, columns] = infos[key]
-
-
-def concatenate_paths(batches: Sequence[PathBatch]) -> PathBatch:
-    """Join path batches of disjoint task blocks along the task axis (in the given order).
-
-    Batches with fewer episodes than the largest (``'budget'`` mode: each worker's episode axis
-    is its own bucket) get whole padded episodes (all zero, mask 0) appended first.
-
-    Args:
-        batches: path batches with equal ``H`` and info keys.
-
-    Returns:
-        One :class:`PathBatch` whose task axis is the concatenation of the inputs' and whose
-        episode axis is the largest of theirs.
-
-    Raises:
-        ValueError: if the batches' env-info keys differ.
-    """
-    if len(batches) == 1:
-        return batches[0]
-    keys = set(batches[0].env_infos)
-    for batch in batches[1:]:
-        if set(batch.env_infos) != keys:
-            raise ValueError(
-                f"workers returned different env_infos keys: {sorted(keys)} vs "
-                f"{sorted(batch.env_infos)}"
-            )
-    num_episodes = max(batch.mask.shape[1] for batch in batches)
-
-    def cat(arrays: Iterable[np.ndarray]) -> np.ndarray:
-        parts = list(arrays)
-        if all(part.shape[1] == num_episodes for part in parts):
-            return np.concatenate(parts, axis=0)
-        first = parts[0]
-        out = np.zeros(
-            (sum(len(part) for part in parts), num_episodes) + first.shape[2:], first.dtype
-        )
-        start = 0
-        for array in parts:
-            out[start : start + len(array), : array.shape[1]] = array
-            start += len(array)
-        return out
-
-    return PathBatch(
-        observations=cat(b.observations for b in batches),
-        actions=cat(b.actions for b in batches),
-        rewards=cat(b.rewards for b in batches),
-        mask=cat(b.mask for b in batches),
-        agent_infos={k: cat(b.agent_infos[k] for b in batches) for k in batches[0].agent_infos},
-        env_infos={k: cat(b.env_infos[k] for b in batches) for k in batches[0].env_infos},
-    )

@@ -30,8 +30,9 @@ from meta_policy_search.samplers.executor_base import (
     check_tasks,
     split_task_blocks,
 )
+from meta_policy_search.samplers.paths import concatenate_paths
 from meta_policy_search.samplers.quota import SamplingQuota
-from meta_policy_search.samplers.rollout import ExecTimes, concatenate_paths
+from meta_policy_search.samplers.rollout import ExecTimes
 from meta_policy_search.types import PathBatch, Task
 
 AUTO_TIMEOUT = "auto"
