@@ -261,6 +261,9 @@ def test_killed_worker_raises_quickly(when):
     assert time.perf_counter() - start < 5.0
     assert isinstance(outcome.get("error"), RuntimeError)
     assert "died" in str(outcome["error"]) and f"pid {pid}" in str(outcome["error"])
+    # One format for every worker message: inclusive task ranges, one line.
+    assert f"worker 1 (pid {pid}, tasks 1..1) died during collect" in str(outcome["error"])
+    assert "\n" not in str(outcome["error"])
     assert not ex._processes  # closed: the surviving worker was shut down too
 
 
@@ -498,3 +501,45 @@ def test_workers_start_with_one_blas_thread_unless_the_user_chose(monkeypatch):
         assert child.stdout.strip() == "1"
     assert "OPENBLAS_NUM_THREADS" not in os.environ and "OMP_NUM_THREADS" not in os.environ
     assert os.environ["MKL_NUM_THREADS"] == "4"
+
+
+def test_sampler_timeout_is_owned_by_the_executor():
+    from meta_policy_search.samplers import worker_pool
+    from meta_policy_search.samplers.worker_pool import AUTO_TIMEOUT, SamplerTimeout
+
+    assert SamplerTimeout(None).seconds is None and SamplerTimeout(3).seconds == 3.0
+    auto = SamplerTimeout(AUTO_TIMEOUT)
+    assert auto.seconds == worker_pool.AUTO_TIMEOUT_FLOOR
+    auto.record(100.0)
+    auto.record(1.0)
+    assert auto.seconds == max(worker_pool.AUTO_TIMEOUT_FLOOR,
+                               worker_pool.AUTO_TIMEOUT_FACTOR * 100.0)
+    for bad in (0, -1.0, "soon", True):
+        with pytest.raises(ValueError, match="timeout must be > 0 seconds, None or 'auto'"):
+            SamplerTimeout(bad)
+    with MetaParallelEnvExecutor(TinyEnv(), 2, 1, H, n_parallel=2, timeout=AUTO_TIMEOUT,
+                                 quota=ONE_EPISODE) as ex:
+        ex.set_tasks([1, 2])
+        ex.collect(make_policy(2), 0)
+        assert ex.slowest_phase_seconds > 0
+        assert ex.timeout.seconds == worker_pool.AUTO_TIMEOUT_FLOOR
+
+
+def test_quota_rules():
+    from meta_policy_search.samplers.quota import (
+        SAMPLING_MODES,
+        EpisodeQuota,
+        StepBudget,
+        make_quota,
+    )
+
+    assert SAMPLING_MODES == ("rollouts", "budget")
+    assert make_quota("rollouts", 3) == EpisodeQuota(3) and make_quota("budget", 3) == StepBudget(3)
+    with pytest.raises(ValueError, match="num_rollouts must be an integer >= 1"):
+        make_quota("rollouts", 0)
+    quota = EpisodeQuota(5)  # E = 2: copy 0 runs episodes 0, 2, 4; copy 1 runs 1, 3
+    assert [quota.next_episode(None, 0, w, 2, H) for w in range(4)] == [0, 2, 4, None]
+    assert [quota.next_episode(None, 1, w, 2, H) for w in range(3)] == [1, 3, None]
+    assert quota.max_ticks(2, H) == 3 * H and quota.num_slots(9) == 5
+    assert EpisodeQuota.waves and not StepBudget.waves
+    assert StepBudget(3).max_ticks(2, H) == -(-3 * H // 2) + H
