@@ -168,6 +168,20 @@ def test_overridden_step_runs_on_the_per_env_path(normalized):
     np.testing.assert_array_equal(penalized.observations, parent.observations)
 
 
+def test_overridden_step_is_run_by_parallel_workers_too():
+    from test_sampler import assert_paths_equal, make_policy
+
+    from meta_policy_search.samplers import MetaParallelEnvExecutor
+    from meta_policy_search.samplers.quota import EpisodeQuota
+
+    tasks = [np.array([0.2, 0.2]), np.array([-0.3, 0.1])]
+    with MetaParallelEnvExecutor(Penalized(), 2, 2, 5, seed=1, n_parallel=2,
+                                 quota=EpisodeQuota(2)) as executor:
+        executor.set_tasks(tasks)
+        assert_paths_equal(executor.collect(make_policy(2, 2, 2), 0),
+                           sample_with_executor(Penalized()))
+
+
 def test_overridden_reset_runs_on_the_per_env_path():
     paths = sample_with_executor(FarStart())
     np.testing.assert_array_equal(paths.observations[:, :, 0],
