@@ -210,6 +210,18 @@ def test_subclasses_that_keep_the_batched_form():
                           EnvList)
     for name in [*MUJOCO_ENV_NAMES, *POINT_ENVS]:
         assert base_unreproduced(type(_built_in(name))) == [], name
+    mujoco_envs = pytest.importorskip("meta_policy_search.envs.mujoco_envs")
+
+    class CheaperCheetah(mujoco_envs.HalfCheetahRandDirecEnv):
+        def _cost_terms(self, action):
+            return {}
+
+    class CheaperCheetahBatched(CheaperCheetah):
+        def batched_cost_terms(self, rows, action):
+            return {}
+
+    assert base_unreproduced(CheaperCheetah) == ["_cost_terms"]
+    assert base_unreproduced(CheaperCheetahBatched) == ["_cost_terms"]  # still per-env
 
 
 def base_unreproduced(cls):

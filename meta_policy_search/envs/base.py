@@ -131,8 +131,9 @@ def unreproduced_overrides(cls: type) -> list[str]:
     Walks ``cls``'s method resolution order down to the first class of this library: every
     method, property or class attribute that is callable, defined by a class on the way and also
     defined by the library class (``step``, ``reset``, ``set_task``, a reward or termination
-    hook, ...) counts, except :data:`SAFE_OVERRIDES` and dunder methods. A class on the way that
-    defines ``make_batched`` declares its own batched form, and nothing counts.
+    hook, ...) counts, except :data:`SAFE_OVERRIDES`, dunder methods and the ``batched_*`` hooks of
+    the MuJoCo envs (they shape the batched form only). A class on the way that defines
+    ``make_batched`` declares its own batched form, and nothing counts.
 
     Args:
         cls: an env class.
@@ -150,8 +151,9 @@ def unreproduced_overrides(cls: type) -> list[str]:
         if "make_batched" in klass.__dict__:
             return []
         for name, value in klass.__dict__.items():
-            if name in SAFE_OVERRIDES or (name.startswith("__") and name.endswith("__")):
-                continue
+            if (name in SAFE_OVERRIDES or name.startswith("batched_")
+                    or (name.startswith("__") and name.endswith("__"))):
+                continue  # batched_* hooks shape only the batched form itself
             stepping = callable(value) or isinstance(value, (property, staticmethod, classmethod))
             if stepping and hasattr(library, name):
                 names.add(name)
