@@ -32,7 +32,7 @@ from benchmarks.machine_info import describe_machine, load_average, machine_info
 from meta_policy_search.meta_algos import ProMP  # noqa: E402
 from meta_policy_search.meta_algos.batch import to_tensor_batch  # noqa: E402
 from meta_policy_search.policies import MetaGaussianMLPPolicy  # noqa: E402
-from meta_policy_search.samplers.budget_rollout import episode_bucket  # noqa: E402
+from meta_policy_search.samplers.quota import episode_bucket  # noqa: E402
 from meta_policy_search.types import SampleBatch  # noqa: E402
 
 R, H, OBS, ACT, HIDDEN = 20, 200, 348, 17, (128, 128)

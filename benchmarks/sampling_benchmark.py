@@ -59,6 +59,7 @@ from meta_policy_search.samplers import (  # noqa: E402
     MetaParallelEnvExecutor,
 )
 from meta_policy_search.samplers.parallel_executor import default_num_workers  # noqa: E402
+from meta_policy_search.samplers.quota import EpisodeQuota  # noqa: E402
 
 
 def make_policy(num_tasks: int, obs_dim: int, act_dim: int, hidden: tuple[int, ...], seed: int):
@@ -87,11 +88,12 @@ def record_controls(env, sizes: dict, tasks, policy, path: Path) -> None:
     the sampler: uniformly random controls make e.g. the half-cheetah ~10 % cheaper to simulate.
     """
     executor = MetaIterativeEnvExecutor(
-        env, sizes["meta_batch_size"], sizes["rollouts"], sizes["horizon"]
+        env, sizes["meta_batch_size"], sizes["rollouts"], sizes["horizon"],
+        quota=EpisodeQuota(sizes["rollouts"]),
     )
     with executor:
         executor.set_tasks(tasks)
-        paths = executor.collect(policy, sizes["rollouts"], 0)
+        paths = executor.collect(policy, 0)
     horizon = paths.actions.shape[2]
     actions = paths.actions.reshape(-1, horizon, paths.actions.shape[-1])
     controls = env.action(actions).astype(np.float64)
@@ -150,13 +152,13 @@ def raw_all_cores(name: str, controls_path: Path, num_processes: int, num_env_st
 
 
 # ---------------------------------------------------------------------- executors
-def time_executor(executor, tasks, policy, num_rollouts: int, repeats: int) -> dict:
+def time_executor(executor, tasks, policy, repeats: int) -> dict:
     """Wall and CPU time (this process) of ``repeats`` sampling phases; the best phase counts."""
     executor.set_tasks(tasks)
     times, cpu_times, steps = [], [], 0
     for phase in range(repeats):
         cpu_start, start = time.process_time(), time.perf_counter()
-        paths = executor.collect(policy, num_rollouts, phase)
+        paths = executor.collect(policy, phase)
         times.append(time.perf_counter() - start)
         cpu_times.append(time.process_time() - cpu_start)
         steps = paths.num_env_steps
@@ -174,14 +176,15 @@ def run_executor(kind: str, env, sizes: dict, tasks, policy, repeats: int, batch
     """Build an executor (``'parallel'`` or ``'iterative'``), time it, close it."""
     start = time.perf_counter()
     args = (env, sizes["meta_batch_size"], sizes["rollouts"], sizes["horizon"])
+    quota = EpisodeQuota(sizes["rollouts"])
     if kind == "parallel":
         executor: Any = MetaParallelEnvExecutor(*args, n_parallel=n_parallel,
-                                                use_batched_env=batched)
+                                                use_batched_env=batched, quota=quota)
     else:
-        executor = MetaIterativeEnvExecutor(*args, use_batched_env=batched)
+        executor = MetaIterativeEnvExecutor(*args, use_batched_env=batched, quota=quota)
     startup = time.perf_counter() - start
     with executor:
-        result = time_executor(executor, tasks, policy, sizes["rollouts"], repeats)
+        result = time_executor(executor, tasks, policy, repeats)
     result.update(executor=kind, batched=batched, startup_seconds=startup)
     return result
 
@@ -190,7 +193,8 @@ def single_core_cpu_ratio(name: str, env, sizes: dict, tasks, policy, controls_p
                           rounds: int) -> dict:
     """CPU seconds per env step, raw replay vs batched iterative executor, interleaved here."""
     executor = MetaIterativeEnvExecutor(
-        env, sizes["meta_batch_size"], sizes["rollouts"], sizes["horizon"]
+        env, sizes["meta_batch_size"], sizes["rollouts"], sizes["horizon"],
+        quota=EpisodeQuota(sizes["rollouts"]),
     )
     executor.set_tasks(tasks)
     raw_rates, batched_rates = [], []
@@ -199,7 +203,7 @@ def single_core_cpu_ratio(name: str, env, sizes: dict, tasks, policy, controls_p
             raw = raw_physics(name, str(controls_path), sizes["raw_steps"], 0)
             raw_rates.append(raw["env_steps"] / raw["cpu_seconds"])
             cpu_start = time.process_time()
-            paths = executor.collect(policy, sizes["rollouts"], phase)
+            paths = executor.collect(policy, phase)
             batched_rates.append(paths.num_env_steps / (time.process_time() - cpu_start))
     return {
         "raw_env_steps_per_cpu_s": max(raw_rates),

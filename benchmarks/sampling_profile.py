@@ -22,6 +22,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.sampling_benchmark import make_normalized_env_for_benchmark, make_policy  # noqa: E402
 from meta_policy_search.samplers import MetaIterativeEnvExecutor  # noqa: E402
+from meta_policy_search.samplers.quota import EpisodeQuota  # noqa: E402
 
 
 def main() -> None:
@@ -33,13 +34,14 @@ def main() -> None:
     env = make_normalized_env_for_benchmark(args.env)
     policy = make_policy(num_tasks, env.observation_space.shape[0], env.action_space.shape[0],
                          (64, 64), 0)
-    executor = MetaIterativeEnvExecutor(env, num_tasks, rollouts, horizon)
+    executor = MetaIterativeEnvExecutor(env, num_tasks, rollouts, horizon,
+                                        quota=EpisodeQuota(rollouts))
     executor.set_tasks(env.sample_tasks(num_tasks))
     with executor:
-        executor.collect(policy, rollouts, 0)
+        executor.collect(policy, 0)
         profile = cProfile.Profile()
         profile.enable()
-        executor.collect(policy, rollouts, 1)
+        executor.collect(policy, 1)
         profile.disable()
     pstats.Stats(profile).sort_stats("tottime").print_stats(args.top)
 

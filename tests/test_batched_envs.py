@@ -3,7 +3,9 @@ must give bit-identical observations, rewards, termination flags and infos."""
 
 from __future__ import annotations
 
+import os
 import pickle
+import sys
 
 import numpy as np
 import pytest
@@ -31,6 +33,8 @@ POINT_ENVS = {
 }
 
 MUJOCO_ENV_NAMES = MUJOCO_ENV_CLASS_NAMES
+
+sys.path.insert(0, os.path.dirname(__file__))
 
 
 def assert_twins_agree(env, num_envs: int, num_steps: int, seed: int = 0, action_scale=1.3):
@@ -105,3 +109,137 @@ def test_batched_env_validates_tasks_and_actions():
     batched.reset(np.arange(2), [0, 1])
     with pytest.raises(ValueError, match="shape"):
         batched.step(np.arange(2), np.zeros((2, 3)))
+
+
+# ------------------------------------------------------------ a user's subclass is never bypassed
+class Penalized(PointEnvRandGoal):
+    """A user's env: every step costs 100 more than the parent's."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs, reward - 100.0, terminated, truncated, info
+
+
+class FarStart(PointEnvRandGoal):
+    """A user's env: episodes start at (0.3, -0.2) instead of the origin."""
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed, options=options)
+        self._state = np.array([0.3, -0.2])
+        return self._state.astype(np.float32), {}
+
+
+class MoreTasks(PointEnvRandGoal):
+    """Changes only how tasks are drawn: the parent's batched form still reproduces it."""
+
+    def sample_tasks(self, n_tasks):
+        return [np.array([0.1, 0.1])] * n_tasks
+
+
+class PenalizedWithOwnForm(Penalized):
+    """Declares its own batched form (here: the parent's, so stepping uses it on purpose)."""
+
+    def make_batched(self, num_envs):
+        from meta_policy_search.envs.point_envs.base import BatchedPointEnv
+
+        return BatchedPointEnv(self, num_envs)
+
+
+def sample_with_executor(env, use_batched_env=True):
+    from test_sampler import make_policy
+
+    from meta_policy_search.samplers import MetaIterativeEnvExecutor
+    from meta_policy_search.samplers.quota import EpisodeQuota
+
+    with MetaIterativeEnvExecutor(env, 2, 2, 5, seed=1, use_batched_env=use_batched_env,
+                                  quota=EpisodeQuota(2)) as executor:
+        executor.set_tasks([np.array([0.2, 0.2]), np.array([-0.3, 0.1])])
+        return executor.collect(make_policy(2, 2, 2), 0)
+
+
+@pytest.mark.parametrize("normalized", [False, True])
+def test_overridden_step_runs_on_the_per_env_path(normalized):
+    wrap = normalize if normalized else (lambda env: env)
+    assert isinstance(make_batched_env(wrap(Penalized()), 2, lambda: wrap(Penalized())), EnvList)
+    penalized = sample_with_executor(wrap(Penalized()))
+    parent = sample_with_executor(wrap(PointEnvRandGoal()))
+    np.testing.assert_array_equal(penalized.mask, parent.mask)
+    np.testing.assert_allclose(penalized.rewards, (parent.rewards - 100.0) * parent.mask)
+    np.testing.assert_array_equal(penalized.observations, parent.observations)
+
+
+def test_overridden_step_is_run_by_parallel_workers_too():
+    from test_sampler import assert_paths_equal, make_policy
+
+    from meta_policy_search.samplers import MetaParallelEnvExecutor
+    from meta_policy_search.samplers.quota import EpisodeQuota
+
+    tasks = [np.array([0.2, 0.2]), np.array([-0.3, 0.1])]
+    with MetaParallelEnvExecutor(Penalized(), 2, 2, 5, seed=1, n_parallel=2,
+                                 quota=EpisodeQuota(2)) as executor:
+        executor.set_tasks(tasks)
+        assert_paths_equal(executor.collect(make_policy(2, 2, 2), 0),
+                           sample_with_executor(Penalized()))
+
+
+def test_overridden_reset_runs_on_the_per_env_path():
+    paths = sample_with_executor(FarStart())
+    np.testing.assert_array_equal(paths.observations[:, :, 0],
+                                  np.broadcast_to(np.float32([0.3, -0.2]), (2, 2, 2)))
+    per_env = sample_with_executor(FarStart(), use_batched_env=False)
+    np.testing.assert_array_equal(paths.observations, per_env.observations)
+    np.testing.assert_array_equal(paths.rewards, per_env.rewards)
+
+
+def test_the_per_env_path_is_logged_once_per_class(caplog):
+    from meta_policy_search.envs import base
+
+    base._reported.discard(Penalized)
+    with caplog.at_level("WARNING", logger="meta_policy_search.envs.base"):
+        for _ in range(3):
+            make_batched_env(Penalized(), 2, Penalized)
+    messages = [r.getMessage() for r in caplog.records if "Penalized" in r.getMessage()]
+    assert len(messages) == 1 and "overrides step" in messages[0]
+
+
+def test_subclasses_that_keep_the_batched_form():
+    assert base_unreproduced(MoreTasks) == [] and base_unreproduced(PenalizedWithOwnForm) == []
+    assert base_unreproduced(Penalized) == ["step"] and base_unreproduced(FarStart) == ["reset"]
+    assert not isinstance(make_batched_env(MoreTasks(), 2, MoreTasks), EnvList)
+    assert not isinstance(make_batched_env(PenalizedWithOwnForm(), 2, PenalizedWithOwnForm),
+                          EnvList)
+    for name in [*MUJOCO_ENV_NAMES, *POINT_ENVS]:
+        assert base_unreproduced(type(_built_in(name))) == [], name
+    mujoco_envs = pytest.importorskip("meta_policy_search.envs.mujoco_envs")
+
+    class CheaperCheetah(mujoco_envs.HalfCheetahRandDirecEnv):
+        def _cost_terms(self, action):
+            return {}
+
+    class CheaperCheetahBatched(CheaperCheetah):
+        def batched_cost_terms(self, rows, action):
+            return {}
+
+    assert base_unreproduced(CheaperCheetah) == ["_cost_terms"]
+    assert base_unreproduced(CheaperCheetahBatched) == ["_cost_terms"]  # still per-env
+
+
+def base_unreproduced(cls):
+    from meta_policy_search.envs.base import unreproduced_overrides
+
+    return unreproduced_overrides(cls)
+
+
+def _built_in(name):
+    if name in POINT_ENVS:
+        return POINT_ENVS[name]()
+    mujoco_envs = pytest.importorskip("meta_policy_search.envs.mujoco_envs")
+    return getattr(mujoco_envs, name)()
+
+
+def test_envs_without_a_batched_form_are_not_reported(caplog):
+    from user_envs import PointLineGoalEnv
+
+    with caplog.at_level("WARNING", logger="meta_policy_search.envs.base"):
+        assert isinstance(make_batched_env(PointLineGoalEnv(), 2, PointLineGoalEnv), EnvList)
+    assert not caplog.records

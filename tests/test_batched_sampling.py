@@ -10,6 +10,7 @@ from meta_policy_search.envs import normalize
 from meta_policy_search.envs.point_envs import MetaPointEnvWalls, PointEnvRandGoal
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.samplers import MetaIterativeEnvExecutor, MetaParallelEnvExecutor
+from meta_policy_search.samplers.quota import make_quota
 from meta_policy_search.types import PathBatch
 
 
@@ -51,20 +52,23 @@ def collect_all(env, meta_batch_size: int, num_rollouts: int, horizon: int, mode
     policy = make_policy(meta_batch_size, env.observation_space.shape[0],
                          env.action_space.shape[0])
     size = (meta_batch_size, num_rollouts, horizon)
+    quota = make_quota(mode, num_rollouts)
     executors = {
-        "per_env": MetaIterativeEnvExecutor(env, *size, seed=3, use_batched_env=False),
-        "batched": MetaIterativeEnvExecutor(env, *size, seed=3),
+        "per_env": MetaIterativeEnvExecutor(env, *size, seed=3, use_batched_env=False,
+                                            quota=quota),
+        "batched": MetaIterativeEnvExecutor(env, *size, seed=3, quota=quota),
         "per_env_waves": MetaIterativeEnvExecutor(env, meta_batch_size, 2, horizon, seed=3,
-                                                  use_batched_env=False),
-        "batched_waves": MetaIterativeEnvExecutor(env, meta_batch_size, 2, horizon, seed=3),
+                                                  use_batched_env=False, quota=quota),
+        "batched_waves": MetaIterativeEnvExecutor(env, meta_batch_size, 2, horizon, seed=3,
+                                                  quota=quota),
         "parallel_waves": MetaParallelEnvExecutor(env, meta_batch_size, 2, horizon, seed=3,
-                                                  n_parallel=2),
+                                                  n_parallel=2, quota=quota),
     }
     paths = {}
     for name, executor in executors.items():
         with executor:
             executor.set_tasks(tasks)
-            paths[name] = [executor.collect(policy, num_rollouts, p, mode) for p in range(phases)]
+            paths[name] = [executor.collect(policy, p) for p in range(phases)]
     return paths
 
 

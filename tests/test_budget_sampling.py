@@ -20,8 +20,9 @@ from meta_policy_search.samplers import (
     MetaParallelEnvExecutor,
     MetaSampler,
 )
-from meta_policy_search.samplers.budget_rollout import episode_bucket, is_episode_bucket
-from meta_policy_search.samplers.rollout import concatenate_paths, episode_randomness
+from meta_policy_search.samplers.paths import concatenate_paths
+from meta_policy_search.samplers.quota import episode_bucket, is_episode_bucket, make_quota
+from meta_policy_search.samplers.rollout import episode_randomness
 from meta_policy_search.types import PathBatch
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -76,14 +77,16 @@ class RandomLengthEnv(MetaEnv):
 
 
 def collect(tasks, num_rollouts, envs_per_task, mode, seed=0, phase=0, n_parallel=None):
+    quota = make_quota(mode, num_rollouts)
     if n_parallel is None:
-        executor = MetaIterativeEnvExecutor(RandomLengthEnv(), len(tasks), envs_per_task, H, seed)
+        executor = MetaIterativeEnvExecutor(RandomLengthEnv(), len(tasks), envs_per_task, H, seed,
+                                            quota=quota)
     else:
         executor = MetaParallelEnvExecutor(RandomLengthEnv(), len(tasks), envs_per_task, H, seed,
-                                           n_parallel=n_parallel)
+                                           n_parallel=n_parallel, quota=quota)
     with executor as ex:
         ex.set_tasks(tasks)
-        return ex.collect(make_policy(len(tasks)), num_rollouts, phase, mode)
+        return ex.collect(make_policy(len(tasks)), phase)
 
 
 def assert_paths_close(a, b):
@@ -222,10 +225,10 @@ def test_meta_sampler_budget_mode_logs_and_validates(monkeypatch):
     with pytest.raises(ValueError, match=r"sampling_mode must be one of \('rollouts', 'budget'\), "
                                          r"got 'steps'"):
         MetaSampler(RandomLengthEnv(), DuckPolicy(2), 2, 2, H, sampling_mode="steps")
-    with MetaIterativeEnvExecutor(RandomLengthEnv(), 2, 1, H) as ex:
-        ex.set_tasks([1, 2])
-        with pytest.raises(ValueError, match="sampling_mode must be one of"):
-            ex.collect(make_policy(2), 1, 0, "Budget")
+    with pytest.raises(ValueError, match="sampling_mode must be one of"):
+        make_quota("Budget", 1)
+    with pytest.raises(ValueError, match="quota must be an EpisodeQuota or StepBudget"):
+        MetaIterativeEnvExecutor(RandomLengthEnv(), 2, 1, H, quota="budget")
 
 
 def test_concatenate_paths_pads_the_episode_axis():

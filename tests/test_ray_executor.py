@@ -25,6 +25,7 @@ from meta_policy_search.samplers import (  # noqa: E402
     MetaSampler,
 )
 from meta_policy_search.samplers.meta_sampler import resolve_executor  # noqa: E402
+from meta_policy_search.samplers.quota import EpisodeQuota, StepBudget  # noqa: E402
 from meta_policy_search.samplers.ray_executor import import_ray  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -55,33 +56,36 @@ def half_cheetah_env():
     return normalize(mujoco_envs.HalfCheetahRandDirecEnv())
 
 
-def collect(executor, tasks, policy, num_rollouts, phase, sampling_mode="rollouts"):
+def collect(executor, tasks, policy, phase):
     with executor as ex:
         ex.set_tasks(tasks)
-        return ex.collect(policy, num_rollouts, phase, sampling_mode)
+        return ex.collect(policy, phase)
 
 
 def test_point_env_ray_matches_iterative_for_any_actor_count():
     env = point_env()
     tasks = env.sample_tasks(5)
     policy = make_policy(5, 2, 2, seed=1)
-    expected = collect(MetaIterativeEnvExecutor(env, 5, 2, 12, seed=3), tasks, policy, 3, 4)
+    expected = collect(MetaIterativeEnvExecutor(env, 5, 2, 12, seed=3, quota=EpisodeQuota(3)),
+                       tasks, policy, 4)
     assert expected.num_env_steps > 0
     for num_actors in (1, 2):
-        with MetaRayEnvExecutor(env, 5, 2, 12, seed=3, num_actors=num_actors) as ex:
+        with MetaRayEnvExecutor(env, 5, 2, 12, seed=3, num_actors=num_actors,
+                                quota=EpisodeQuota(3)) as ex:
             assert ex.task_blocks == ([(0, 5)] if num_actors == 1 else [(0, 3), (3, 5)])
             ex.set_tasks(tasks)
-            paths = ex.collect(policy, 3, 4)
+            paths = ex.collect(policy, 4)
             assert_paths_equal(paths, expected)
             assert paths.observations.flags.writeable and paths.mask.flags.writeable
             info = ex.worker_info()
             assert len(info) == num_actors and not any(w["tensorflow_imported"] for w in info)
             assert os.getpid() not in {w["pid"] for w in info}
             # Another phase: new noise, still identical to the iterative executor.
-            other = ex.collect(policy, 3, 5)
+            other = ex.collect(policy, 5)
         assert not np.allclose(other.actions, paths.actions)
         assert_paths_equal(
-            other, collect(MetaIterativeEnvExecutor(env, 5, 2, 12, seed=3), tasks, policy, 3, 5)
+            other, collect(MetaIterativeEnvExecutor(env, 5, 2, 12, seed=3, quota=EpisodeQuota(3)),
+                           tasks, policy, 5)
         )
         assert not ex.actors  # closed by the context manager
 
@@ -91,8 +95,10 @@ def test_half_cheetah_ray_matches_iterative():
     obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
     policy = make_policy(3, obs_dim, act_dim, hidden=(16, 16), seed=2)
     tasks = [-1.0, 1.0, 1.0]
-    expected = collect(MetaIterativeEnvExecutor(env, 3, 2, 8, seed=5), tasks, policy, 2, 1)
-    paths = collect(MetaRayEnvExecutor(env, 3, 2, 8, seed=5, num_actors=2), tasks, policy, 2, 1)
+    quota = EpisodeQuota(2)
+    expected = collect(MetaIterativeEnvExecutor(env, 3, 2, 8, seed=5, quota=quota), tasks, policy, 1)
+    paths = collect(MetaRayEnvExecutor(env, 3, 2, 8, seed=5, num_actors=2, quota=quota), tasks,
+                    policy, 1)
     assert paths.observations.shape == (3, 2, 8, obs_dim) and paths.mask.min() == 1
     assert_paths_equal(paths, expected)
     assert set(paths.env_infos) == set(expected.env_infos) and paths.env_infos
@@ -101,16 +107,16 @@ def test_half_cheetah_ray_matches_iterative():
 def test_validation_and_closed_executor():
     env = point_env()
     with pytest.raises(ValueError, match="num_actors=3 exceeds meta_batch_size=2"):
-        MetaRayEnvExecutor(env, 2, 1, 5, num_actors=3)
+        MetaRayEnvExecutor(env, 2, 1, 5, num_actors=3, quota=EpisodeQuota(1))
     with pytest.raises(ValueError, match="timeout"):
-        MetaRayEnvExecutor(env, 2, 1, 5, timeout=0)
-    ex = MetaRayEnvExecutor(env, 2, 1, 5, num_actors=1)
+        MetaRayEnvExecutor(env, 2, 1, 5, timeout=0, quota=EpisodeQuota(1))
+    ex = MetaRayEnvExecutor(env, 2, 1, 5, num_actors=1, quota=EpisodeQuota(1))
     with pytest.raises(RuntimeError, match="set_tasks"):
-        ex.collect(make_policy(2, 2, 2), 1, 0)
+        ex.collect(make_policy(2, 2, 2), 0)
     with pytest.raises(ValueError, match="expected meta_batch_size=2 tasks, got 1"):
         ex.set_tasks(env.sample_tasks(1))
     with pytest.raises(ValueError, match="policy has 3 tasks"):
-        ex.collect(make_policy(3, 2, 2), 1, 0)
+        ex.collect(make_policy(3, 2, 2), 0)
     ex.close()
     ex.close()
     with pytest.raises(RuntimeError, match="closed"):
@@ -128,7 +134,7 @@ def test_killed_actor_raises_runtime_error_quickly(when):
     env = half_cheetah_env()
     obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
     # "during": each actor steps 20 envs x 1000 steps, i.e. >= 2 s at 10k steps/s.
-    ex = MetaRayEnvExecutor(env, 2, 20, 1000, num_actors=2)
+    ex = MetaRayEnvExecutor(env, 2, 20, 1000, num_actors=2, quota=EpisodeQuota(20))
     ex.set_tasks([-1.0, 1.0])
     victim = ex.actors[1]
     if when == "before":
@@ -138,7 +144,7 @@ def test_killed_actor_raises_runtime_error_quickly(when):
 
     def run():
         try:
-            outcome["result"] = ex.collect(make_policy(2, obs_dim, act_dim, hidden=(8,)), 20, 0)
+            outcome["result"] = ex.collect(make_policy(2, obs_dim, act_dim, hidden=(8,)), 0)
         except BaseException as exc:
             outcome["error"] = exc
 
@@ -244,14 +250,15 @@ def test_actor_exception_is_reraised_and_executor_stays_usable():
     # Ray workers cannot import this test directory: ship the test env class by value.
     cloudpickle.register_pickle_by_value(test_sampler)
     try:
-        with MetaRayEnvExecutor(TinyEnv(fail_on_task=5), 4, 1, 6, num_actors=2) as ex:
+        with MetaRayEnvExecutor(TinyEnv(fail_on_task=5), 4, 1, 6, num_actors=2,
+                                quota=EpisodeQuota(1)) as ex:
             ex.set_tasks([2, 5, 6, 8])
             with pytest.raises(ValueError, match="boom: task 5"):
-                ex.collect(make_policy(4), 1, 0)
+                ex.collect(make_policy(4), 0)
             ex.set_tasks([2, 6, 6, 8])
-            expected = collect(MetaIterativeEnvExecutor(TinyEnv(), 4, 1, 6), [2, 6, 6, 8],
-                               make_policy(4), 1, 0)
-            assert_paths_equal(ex.collect(make_policy(4), 1, 0), expected)
+            expected = collect(MetaIterativeEnvExecutor(TinyEnv(), 4, 1, 6, quota=EpisodeQuota(1)),
+                               [2, 6, 6, 8], make_policy(4), 0)
+            assert_paths_equal(ex.collect(make_policy(4), 0), expected)
     finally:
         cloudpickle.unregister_pickle_by_value(test_sampler)
 
@@ -267,14 +274,14 @@ def test_budget_mode_ray_matches_iterative():
         cloudpickle.register_pickle_by_value(module)
     try:
         policy = make_policy(len(TASKS))
-        expected = collect(MetaIterativeEnvExecutor(RandomLengthEnv(), 5, 2, 6, seed=3), TASKS,
-                           policy, 3, 1, "budget")
+        expected = collect(MetaIterativeEnvExecutor(RandomLengthEnv(), 5, 2, 6, seed=3,
+                                                    quota=StepBudget(3)), TASKS, policy, 1)
         counts = expected.episodes_per_task
         assert counts.min() < expected.mask.shape[1] and counts.max() > 3
         for num_actors in (1, 2):
             paths = collect(MetaRayEnvExecutor(RandomLengthEnv(), 5, 2, 6, seed=3,
-                                               num_actors=num_actors), TASKS, policy, 3, 1,
-                            "budget")
+                                               num_actors=num_actors, quota=StepBudget(3)),
+                            TASKS, policy, 1)
             assert_paths_equal(paths, expected)
             assert paths.observations.flags.writeable and paths.mask.flags.writeable
     finally:

@@ -20,6 +20,7 @@ cluster_utils = pytest.importorskip("ray.cluster_utils")
 
 from meta_policy_search.envs import PointEnvRandGoal, normalize  # noqa: E402
 from meta_policy_search.samplers import MetaIterativeEnvExecutor, MetaRayEnvExecutor  # noqa: E402
+from meta_policy_search.samplers.quota import EpisodeQuota  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_sampler import assert_paths_equal, make_policy  # noqa: E402
@@ -63,22 +64,22 @@ def test_sampling_across_nodes_matches_iterative_and_node_loss_fails_fast(two_no
     env = point_env()
     tasks = env.sample_tasks(2)
     policy = make_policy(2, 2, 2, hidden=(8,))
-    with MetaRayEnvExecutor(env, 2, 2, 5, num_actors=2) as executor:
+    with MetaRayEnvExecutor(env, 2, 2, 5, num_actors=2, quota=EpisodeQuota(2)) as executor:
         executor.set_tasks(tasks)
         assert len(node_ids(executor)) == 2  # one actor per node
-        paths = executor.collect(policy, 2, phase=0)
-    with MetaIterativeEnvExecutor(env, 2, 2, 5) as iterative:
+        paths = executor.collect(policy, phase=0)
+    with MetaIterativeEnvExecutor(env, 2, 2, 5, quota=EpisodeQuota(2)) as iterative:
         iterative.set_tasks(tasks)
-        assert_paths_equal(paths, iterative.collect(policy, 2, phase=0))
+        assert_paths_equal(paths, iterative.collect(policy, phase=0))
 
     # A long phase (each actor steps 20 envs x 20000 steps), during which a node dies.
-    executor = MetaRayEnvExecutor(env, 2, 20, 20000, num_actors=2)
+    executor = MetaRayEnvExecutor(env, 2, 20, 20000, num_actors=2, quota=EpisodeQuota(20))
     executor.set_tasks(tasks)
     outcome: dict = {}
 
     def run():
         try:
-            outcome["result"] = executor.collect(policy, 20, phase=0)
+            outcome["result"] = executor.collect(policy, phase=0)
         except BaseException as error:
             outcome["error"] = error
 

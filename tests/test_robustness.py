@@ -204,10 +204,10 @@ def test_stopped_worker_fails_after_the_automatic_timeout(monkeypatch):
     import time
 
     from meta_policy_search.envs import make_env
-    from meta_policy_search.samplers import meta_sampler
+    from meta_policy_search.samplers import worker_pool
     from meta_policy_search.samplers.meta_sampler import AUTO_TIMEOUT, MetaSampler
 
-    monkeypatch.setattr(meta_sampler, "AUTO_TIMEOUT_FLOOR", 2.0)
+    monkeypatch.setattr(worker_pool, "AUTO_TIMEOUT_FLOOR", 2.0)
     sampler = MetaSampler(make_env("PointEnvRandGoal"), PointPolicy(2), rollouts_per_meta_task=2,
                           meta_batch_size=2, max_path_length=5, executor="parallel",
                           n_parallel=2, timeout=AUTO_TIMEOUT)
@@ -453,7 +453,7 @@ def test_validation_choices_match_the_library():
     from meta_policy_search.meta_algos.base import EXPLORATION_TYPES, INNER_TYPES
     from meta_policy_search.policies.networks import TF_NONLINEARITIES
     from meta_policy_search.samplers.meta_sampler import EXECUTORS, NONFINITE_MODES
-    from meta_policy_search.samplers.rollout import SAMPLING_MODES
+    from meta_policy_search.samplers.quota import SAMPLING_MODES
     from meta_policy_search.utils.logger import FORMAT_STRS
 
     assert set(configs.ENV_SETTINGS) == set(ENV_CLASS_NAMES)

@@ -25,8 +25,9 @@ from meta_policy_search.samplers import (
     MetaParallelEnvExecutor,
     MetaSampler,
 )
-from meta_policy_search.samplers.parallel_executor import RemoteTraceback
+from meta_policy_search.samplers.quota import EpisodeQuota, make_quota
 from meta_policy_search.samplers.rollout import episode_randomness
+from meta_policy_search.samplers.worker_pool import RemoteTraceback
 
 H = 6
 
@@ -108,11 +109,13 @@ def assert_paths_equal(a, b):
 
 
 def collect_iterative(tasks, num_rollouts=3, envs_per_task=3, seed=0, phase=0, env=None):
-    with MetaIterativeEnvExecutor(env or TinyEnv(), len(tasks), envs_per_task, H, seed) as ex:
+    with MetaIterativeEnvExecutor(env or TinyEnv(), len(tasks), envs_per_task, H, seed,
+                                  quota=EpisodeQuota(num_rollouts)) as ex:
         ex.set_tasks(tasks)
-        return ex.collect(make_policy(len(tasks)), num_rollouts, phase)
+        return ex.collect(make_policy(len(tasks)), phase)
 
 
+ONE_EPISODE = EpisodeQuota(1)
 TASKS = [2, 5, 6, 8]  # episode lengths min(k, H) = 2, 5, 6, 6
 
 
@@ -140,9 +143,9 @@ def test_stored_data_replays_exactly():
     """Rewards/observations match the env, actions match the policy and the episode noise."""
     seed, phase = 7, 3
     policy = make_policy(4)
-    with MetaIterativeEnvExecutor(TinyEnv(), 4, 2, H, seed) as ex:
+    with MetaIterativeEnvExecutor(TinyEnv(), 4, 2, H, seed, quota=EpisodeQuota(3)) as ex:
         ex.set_tasks(TASKS)
-        paths = ex.collect(policy, 3, phase)
+        paths = ex.collect(policy, phase)
     for t, task in enumerate(TASKS):
         flat_obs = paths.observations[t].reshape(1, 3 * H, 2)
         mean, log_std = policy.task_slice(t, t + 1).distribution(flat_obs)
@@ -187,38 +190,41 @@ def test_parallel_matches_iterative_for_any_worker_count():
     tasks = [2, 5, 6, 8, 3]
     expected = collect_iterative(tasks, num_rollouts=3, envs_per_task=2, phase=4)
     for n_parallel in (2, 3):
-        with MetaParallelEnvExecutor(TinyEnv(), 5, 2, H, seed=0, n_parallel=n_parallel) as ex:
+        with MetaParallelEnvExecutor(TinyEnv(), 5, 2, H, seed=0, n_parallel=n_parallel,
+                                     quota=EpisodeQuota(3)) as ex:
             ex.set_tasks(tasks)
-            assert_paths_equal(ex.collect(make_policy(5), 3, 4), expected)
+            assert_paths_equal(ex.collect(make_policy(5), 4), expected)
             info = ex.worker_info()
             assert len(info) == n_parallel and not any(w["tensorflow_imported"] for w in info)
             assert len({w["pid"] for w in info} | {os.getpid()}) == n_parallel + 1
 
 
 def test_hung_worker_raises_after_timeout_instead_of_hanging():
-    ex = MetaParallelEnvExecutor(TinyEnv(step_delay=60.0), 4, 1, H, n_parallel=2, timeout=3.0)
+    ex = MetaParallelEnvExecutor(TinyEnv(step_delay=60.0), 4, 1, H, n_parallel=2, timeout=3.0,
+                                 quota=ONE_EPISODE)
     ex.set_tasks(TASKS)
     start = time.monotonic()
     with pytest.raises(RuntimeError, match="presumed hung"):
-        ex.collect(make_policy(4), 1, 0)
+        ex.collect(make_policy(4), 0)
     assert time.monotonic() - start < 10.0
     with pytest.raises(RuntimeError):
-        ex.collect(make_policy(4), 1, 0)  # closed
+        ex.collect(make_policy(4), 0)  # closed
 
 
 def test_worker_exception_is_reraised_with_worker_traceback():
-    ex = MetaParallelEnvExecutor(TinyEnv(fail_on_task=5), 4, 1, H, n_parallel=2)
+    ex = MetaParallelEnvExecutor(TinyEnv(fail_on_task=5), 4, 1, H, n_parallel=2,
+                                 quota=ONE_EPISODE)
     ex.set_tasks(TASKS)
     with pytest.raises(ValueError, match="boom: task 5") as info:
-        ex.collect(make_policy(4), 1, 0)
+        ex.collect(make_policy(4), 0)
     assert isinstance(info.value.__cause__, RemoteTraceback)
     assert "in step" in str(info.value.__cause__)
     ex.set_tasks([2, 6, 6, 8])  # the other workers' replies were consumed: still in sync
-    assert_paths_equal(ex.collect(make_policy(4), 1, 0),
+    assert_paths_equal(ex.collect(make_policy(4), 0),
                        collect_iterative([2, 6, 6, 8], num_rollouts=1, envs_per_task=1))
     ex.close()
     with pytest.raises(RuntimeError, match="closed"):
-        ex.collect(make_policy(4), 1, 0)
+        ex.collect(make_policy(4), 0)
 
 
 def _collect_in_thread(ex, num_tasks):
@@ -226,7 +232,7 @@ def _collect_in_thread(ex, num_tasks):
 
     def run():
         try:
-            outcome["result"] = ex.collect(make_policy(num_tasks), 1, 0)
+            outcome["result"] = ex.collect(make_policy(num_tasks), 0)
         except BaseException as exc:
             outcome["error"] = exc
 
@@ -238,7 +244,8 @@ def _collect_in_thread(ex, num_tasks):
 @pytest.mark.parametrize("when", ["before", "during"])
 def test_killed_worker_raises_quickly(when):
     delay = 0.0 if when == "before" else 0.05  # "during": a collect lasts >= 100 * 0.05 s
-    ex = MetaParallelEnvExecutor(TinyEnv(step_delay=delay), 2, 1, 100, n_parallel=2)
+    ex = MetaParallelEnvExecutor(TinyEnv(step_delay=delay), 2, 1, 100, n_parallel=2,
+                                 quota=ONE_EPISODE)
     ex.set_tasks([1000, 1000])
     pid = ex.worker_info()[1]["pid"]
     if when == "before":
@@ -254,6 +261,9 @@ def test_killed_worker_raises_quickly(when):
     assert time.perf_counter() - start < 5.0
     assert isinstance(outcome.get("error"), RuntimeError)
     assert "died" in str(outcome["error"]) and f"pid {pid}" in str(outcome["error"])
+    # One format for every worker message: inclusive task ranges, one line.
+    assert f"worker 1 (pid {pid}, tasks 1..1) died during collect" in str(outcome["error"])
+    assert "\n" not in str(outcome["error"])
     assert not ex._processes  # closed: the surviving worker was shut down too
 
 
@@ -312,10 +322,11 @@ POLICY_DELAY, STEP_DELAY = 0.004, 0.004
 
 def _timed_collect(executor_class, policy, step_delay, sampling_mode, *args):
     tasks = [2, 5, 6, 8]
-    with executor_class(TinyEnv(step_delay=step_delay), len(tasks), 2, H, 0, *args) as ex:
+    with executor_class(TinyEnv(step_delay=step_delay), len(tasks), 2, H, 0, *args,
+                        quota=make_quota(sampling_mode, 3)) as ex:
         ex.set_tasks(tasks)
         start = time.perf_counter()
-        paths = ex.collect(policy, 3, 0, sampling_mode)
+        paths = ex.collect(policy, 0)
         return ex.last_exec_times, time.perf_counter() - start, int(paths.mask.sum())
 
 
@@ -371,22 +382,22 @@ def test_meta_sampler_validates_arguments(kwargs, match):
 
 
 def test_executor_validates_policy_tasks_and_worker_count():
-    ex = MetaIterativeEnvExecutor(TinyEnv(), 2, 1, H)
+    ex = MetaIterativeEnvExecutor(TinyEnv(), 2, 1, H, quota=ONE_EPISODE)
     with pytest.raises(RuntimeError, match="set_tasks"):
-        ex.collect(make_policy(2), 1, 0)
+        ex.collect(make_policy(2), 0)
     with pytest.raises(ValueError, match="expected meta_batch_size=2 tasks, got 3"):
         ex.set_tasks([1, 2, 3])
     ex.set_tasks([1, 2])
     with pytest.raises(ValueError, match="policy has 3 tasks"):
-        ex.collect(make_policy(3), 1, 0)
+        ex.collect(make_policy(3), 0)
     with pytest.raises(ValueError, match="observation dim 4"):
-        ex.collect(make_policy(2, obs_dim=4), 1, 0)
+        ex.collect(make_policy(2, obs_dim=4), 0)
     with pytest.raises(ValueError, match="action dim 2"):
-        ex.collect(make_policy(2, act_dim=2), 1, 0)
+        ex.collect(make_policy(2, act_dim=2), 0)
     with pytest.raises(ValueError, match="phase"):
-        ex.collect(make_policy(2), 1, -1)
+        ex.collect(make_policy(2), -1)
     with pytest.raises(ValueError, match="n_parallel=3 exceeds meta_batch_size=2"):
-        MetaParallelEnvExecutor(TinyEnv(), 2, 1, H, n_parallel=3)
+        MetaParallelEnvExecutor(TinyEnv(), 2, 1, H, n_parallel=3, quota=ONE_EPISODE)
 
 
 def test_point_env_parallel_matches_iterative():
@@ -418,9 +429,9 @@ def test_half_cheetah_rollouts():
 
     env = normalize(mujoco_envs.HalfCheetahRandDirecEnv())
     obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
-    with MetaIterativeEnvExecutor(env, 2, 2, 5, seed=0) as ex:
+    with MetaIterativeEnvExecutor(env, 2, 2, 5, seed=0, quota=EpisodeQuota(2)) as ex:
         ex.set_tasks([-1.0, 1.0])
-        paths = ex.collect(make_policy(2, obs_dim, act_dim, hidden=(8,)), 2, 0)
+        paths = ex.collect(make_policy(2, obs_dim, act_dim, hidden=(8,)), 0)
     assert paths.observations.shape == (2, 2, 5, obs_dim) and paths.mask.min() == 1
     replay = normalize(mujoco_envs.HalfCheetahRandDirecEnv())
     replay.set_task(1.0)
@@ -446,9 +457,11 @@ def test_spawned_workers_do_not_rerun_the_main_script(tmp_path):
         sys.path.insert(0, {os.path.dirname(__file__)!r})
         from test_sampler import TinyEnv
         from meta_policy_search.samplers import MetaParallelEnvExecutor
+        from meta_policy_search.samplers.quota import EpisodeQuota
 
         if __name__ == "__main__":
-            with MetaParallelEnvExecutor(TinyEnv(), 2, 1, 3, n_parallel=2) as ex:
+            with MetaParallelEnvExecutor(TinyEnv(), 2, 1, 3, n_parallel=2,
+                                         quota=EpisodeQuota(1)) as ex:
                 print([w["tensorflow_imported"] for w in ex.worker_info()])
     """))
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
@@ -488,3 +501,45 @@ def test_workers_start_with_one_blas_thread_unless_the_user_chose(monkeypatch):
         assert child.stdout.strip() == "1"
     assert "OPENBLAS_NUM_THREADS" not in os.environ and "OMP_NUM_THREADS" not in os.environ
     assert os.environ["MKL_NUM_THREADS"] == "4"
+
+
+def test_sampler_timeout_is_owned_by_the_executor():
+    from meta_policy_search.samplers import worker_pool
+    from meta_policy_search.samplers.worker_pool import AUTO_TIMEOUT, SamplerTimeout
+
+    assert SamplerTimeout(None).seconds is None and SamplerTimeout(3).seconds == 3.0
+    auto = SamplerTimeout(AUTO_TIMEOUT)
+    assert auto.seconds == worker_pool.AUTO_TIMEOUT_FLOOR
+    auto.record(100.0)
+    auto.record(1.0)
+    assert auto.seconds == max(worker_pool.AUTO_TIMEOUT_FLOOR,
+                               worker_pool.AUTO_TIMEOUT_FACTOR * 100.0)
+    for bad in (0, -1.0, "soon", True):
+        with pytest.raises(ValueError, match="timeout must be > 0 seconds, None or 'auto'"):
+            SamplerTimeout(bad)
+    with MetaParallelEnvExecutor(TinyEnv(), 2, 1, H, n_parallel=2, timeout=AUTO_TIMEOUT,
+                                 quota=ONE_EPISODE) as ex:
+        ex.set_tasks([1, 2])
+        ex.collect(make_policy(2), 0)
+        assert ex.slowest_phase_seconds > 0
+        assert ex.timeout.seconds == worker_pool.AUTO_TIMEOUT_FLOOR
+
+
+def test_quota_rules():
+    from meta_policy_search.samplers.quota import (
+        SAMPLING_MODES,
+        EpisodeQuota,
+        StepBudget,
+        make_quota,
+    )
+
+    assert SAMPLING_MODES == ("rollouts", "budget")
+    assert make_quota("rollouts", 3) == EpisodeQuota(3) and make_quota("budget", 3) == StepBudget(3)
+    with pytest.raises(ValueError, match="num_rollouts must be an integer >= 1"):
+        make_quota("rollouts", 0)
+    quota = EpisodeQuota(5)  # E = 2: copy 0 runs episodes 0, 2, 4; copy 1 runs 1, 3
+    assert [quota.next_episode(None, 0, w, 2, H) for w in range(4)] == [0, 2, 4, None]
+    assert [quota.next_episode(None, 1, w, 2, H) for w in range(3)] == [1, 3, None]
+    assert quota.max_ticks(2, H) == 3 * H and quota.num_slots(9) == 5
+    assert EpisodeQuota.waves and not StepBudget.waves
+    assert StepBudget(3).max_ticks(2, H) == -(-3 * H // 2) + H

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 import gymnasium as gym
@@ -106,6 +107,92 @@ class MetaEnv(gym.Env):
             like a copy of this env (same task semantics, reset noise and steps), or ``None``.
         """
         return None
+
+
+LIBRARY_PACKAGE = "meta_policy_search"
+"""Classes defined in this package are the ones the library's batched forms reproduce."""
+
+SAFE_OVERRIDES = frozenset({
+    "__init__", "sample_tasks", "sample_test_tasks", "get_task", "seed_tasks", "log_diagnostics",
+    "render", "close",
+})
+"""Methods a user subclass may override and still be stepped by its library parent's batched
+form: they do not take part in stepping (``__init__`` may change parameters, which the batched
+forms read from the env instance)."""
+
+_log = logging.getLogger(__name__)
+_reported: set[type] = set()
+
+
+def unreproduced_overrides(cls: type) -> list[str]:
+    """The stepping methods a user subclass overrides that its library parent's batched form
+    would silently skip.
+
+    Walks ``cls``'s method resolution order down to the first class of this library: every
+    method, property or class attribute that is callable, defined by a class on the way and also
+    defined by the library class (``step``, ``reset``, ``set_task``, a reward or termination
+    hook, ...) counts, except :data:`SAFE_OVERRIDES`, dunder methods and the ``batched_*`` hooks of
+    the MuJoCo envs (they shape the batched form only). A class on the way that defines
+    ``make_batched`` declares its own batched form, and nothing counts.
+
+    Args:
+        cls: an env class.
+
+    Returns:
+        The overridden names, sorted; empty if the batched form reproduces ``cls``.
+    """
+    library = next((k for k in cls.__mro__ if k.__module__.split(".")[0] == LIBRARY_PACKAGE), None)
+    if library is None:
+        return []
+    names = set()
+    for klass in cls.__mro__:
+        if klass is library:
+            break
+        if "make_batched" in klass.__dict__:
+            return []
+        for name, value in klass.__dict__.items():
+            if (name in SAFE_OVERRIDES or name.startswith("batched_")
+                    or (name.startswith("__") and name.endswith("__"))):
+                continue  # batched_* hooks shape only the batched form itself
+            stepping = callable(value) or isinstance(value, (property, staticmethod, classmethod))
+            if stepping and hasattr(library, name):
+                names.add(name)
+    return sorted(names)
+
+
+def batched_form(env: object, num_envs: int) -> BatchedMetaEnv | None:
+    """``env.make_batched(num_envs)``, unless ``env``'s class changes what that batched form
+    reproduces.
+
+    A user subclass of a library env that overrides ``step``, ``reset``, its reward or
+    termination (see :func:`unreproduced_overrides`) is never served by the parent's batched
+    form: it gets ``None`` (its copies are stepped one at a time, running its own code), and the
+    log says so once per class.
+
+    Args:
+        env: a MetaEnv (or a wrapper with ``make_batched``).
+        num_envs: number of env copies, positive.
+
+    Returns:
+        The batched form, or ``None`` for the per-env path.
+    """
+    make = getattr(env, "make_batched", None)
+    if make is None or getattr(type(env), "make_batched", None) is MetaEnv.make_batched:
+        return None  # no batched form at all: nothing to say
+    overrides = unreproduced_overrides(type(env))
+    if overrides:
+        cls = type(env)
+        if cls not in _reported:
+            _reported.add(cls)
+            _log.warning(
+                "%s overrides %s, which the batched form of its library parent is not written to "
+                "reproduce: its copies are stepped one at a time (define make_batched to give it "
+                "a batched form of its own)",
+                cls.__qualname__, ", ".join(overrides),
+            )
+        return None
+    batched: BatchedMetaEnv | None = make(num_envs)
+    return batched
 
 
 def as_finite_vector(task: object, name: str, shape: tuple[int, ...]) -> np.ndarray:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, SupportsFloat, cast
 import gymnasium as gym
 import numpy as np
 
-from meta_policy_search.envs.base import MetaEnv
+from meta_policy_search.envs.base import MetaEnv, batched_form
 from meta_policy_search.types import PathBatch, Task
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class NormalizedEnv(gym.Wrapper, MetaEnv):
         """The wrapped env's batched implementation with this action mapping, if it has one."""
         if not isinstance(self.env, MetaEnv):  # another wrapper in between: per-env path
             return None
-        inner = self.env.make_batched(num_envs)
+        inner = batched_form(self.env, num_envs)
         if inner is None:
             return None
         from meta_policy_search.envs.batched.base import NormalizedBatchedEnv

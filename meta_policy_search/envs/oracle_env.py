@@ -16,7 +16,7 @@ from typing import Any, SupportsFloat, cast
 import gymnasium as gym
 import numpy as np
 
-from meta_policy_search.envs.base import MetaEnv
+from meta_policy_search.envs.base import MetaEnv, batched_form
 from meta_policy_search.envs.batched.base import BatchedMetaEnv, BatchedStep, check_num_tasks
 from meta_policy_search.types import PathBatch, Task
 
@@ -149,7 +149,7 @@ class OracleEnv(gym.Wrapper, MetaEnv):
         """The wrapped env's batched implementation with the features appended, if it has one."""
         if not isinstance(self.env, MetaEnv):
             return None
-        inner = self.env.make_batched(num_envs)
+        inner = batched_form(self.env, num_envs)
         if inner is None:
             return None
         return OracleBatchedEnv(inner, self.observation_space, self._checked_features)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from meta_policy_search.experiment.paper import env_horizons
+from meta_policy_search.samplers.quota import SAMPLING_MODES  # standard library only
 
 ENV_SETTINGS: dict[str, dict[str, Any]] = {
     env: {"max_path_length": horizon} for env, horizon in env_horizons().items()
@@ -249,7 +250,6 @@ class DiceMAMLConfig(MetaRLConfig):
 # ---------------------------------------------------------------------------- validation
 # Choices copied here so that checking a command line never imports TensorFlow or gymnasium;
 # tests/test_robustness.py checks they equal the library's own lists.
-SAMPLING_MODES = ("rollouts", "budget")
 EXECUTORS = ("iterative", "parallel", "ray")
 BASELINES = ("LinearFeatureBaseline", "LinearTimeBaseline", "ZeroBaseline")
 NONLINEARITIES = ("tanh", "relu", "identity")

@@ -126,10 +126,10 @@ def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any
 
     Raises:
         ConfigError: if ``config.sampling_mode`` is not one of
-            :data:`~meta_policy_search.samplers.rollout.SAMPLING_MODES`.
+            :data:`~meta_policy_search.samplers.quota.SAMPLING_MODES`.
     """
     from meta_policy_search.samplers import MetaSampler
-    from meta_policy_search.samplers.rollout import SAMPLING_MODES
+    from meta_policy_search.samplers.quota import SAMPLING_MODES
 
     if config.sampling_mode not in SAMPLING_MODES:
         choices = " or ".join(f"--sampling_mode {mode}" for mode in SAMPLING_MODES)

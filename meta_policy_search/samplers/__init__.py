@@ -1,7 +1,9 @@
 """Sampling: executors that run whole rollouts, the meta-sampler, and the sample processors.
 
-The sample processors are imported on first access (PEP 562): sampler worker processes import
-this package too, and should load only what the rollout loop needs (numpy, gymnasium, the envs).
+Every name is imported on first access (PEP 562): configuration code reads
+:data:`~meta_policy_search.samplers.quota.SAMPLING_MODES` without loading numpy or gymnasium, and
+sampler worker processes load only what the rollout loop needs (numpy, gymnasium, the envs),
+never the sample processors' TensorFlow.
 """
 
 from __future__ import annotations
@@ -9,16 +11,19 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from meta_policy_search.samplers.iterative_executor import MetaIterativeEnvExecutor
-from meta_policy_search.samplers.meta_sampler import MetaSampler
-from meta_policy_search.samplers.parallel_executor import MetaParallelEnvExecutor
-from meta_policy_search.samplers.ray_executor import MetaRayEnvExecutor  # imports Ray lazily
-
 if TYPE_CHECKING:
     from meta_policy_search.samplers.dice_sample_processor import DiceSampleProcessor
+    from meta_policy_search.samplers.iterative_executor import MetaIterativeEnvExecutor
     from meta_policy_search.samplers.meta_sample_processor import MetaSampleProcessor
+    from meta_policy_search.samplers.meta_sampler import MetaSampler
+    from meta_policy_search.samplers.parallel_executor import MetaParallelEnvExecutor
+    from meta_policy_search.samplers.ray_executor import MetaRayEnvExecutor
 
 _LAZY = {
+    "MetaIterativeEnvExecutor": "meta_policy_search.samplers.iterative_executor",
+    "MetaParallelEnvExecutor": "meta_policy_search.samplers.parallel_executor",
+    "MetaRayEnvExecutor": "meta_policy_search.samplers.ray_executor",  # imports Ray lazily
+    "MetaSampler": "meta_policy_search.samplers.meta_sampler",
     "MetaSampleProcessor": "meta_policy_search.samplers.meta_sample_processor",
     "DiceSampleProcessor": "meta_policy_search.samplers.dice_sample_processor",
 }

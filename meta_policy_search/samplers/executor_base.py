@@ -1,18 +1,17 @@
-"""What the executors share: argument checks, the split into task blocks, context management.
+"""What every executor shares: argument checks, the split into task blocks, the rollout worker.
 
-:class:`ExecutorBase` is the common base of
-:class:`~meta_policy_search.samplers.MetaIterativeEnvExecutor`,
-:class:`~meta_policy_search.samplers.MetaParallelEnvExecutor` and
-:class:`~meta_policy_search.samplers.MetaRayEnvExecutor`; it checks and stores arguments and
-the closed / tasks-set state, the stepping is each executor's own. The env helpers
-(:func:`make_envs`, :func:`set_env_tasks`, :func:`close_envs`), :func:`collect_paths` (the
-rollout loop of either sampling mode) and :func:`process_info` are also what the worker processes
-and Ray actors run.
+:class:`RolloutWorker` is what runs on every worker of a
+:class:`~meta_policy_search.samplers.worker_pool.WorkerPoolExecutor` (in this process, in a
+spawned process or in a Ray actor): the env copies of one block of tasks and the one rollout
+loop (:func:`~meta_policy_search.samplers.rollout.collect_paths`). :class:`ExecutorBase` checks
+and stores the executor's sizes and its closed / tasks-set state.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import socket
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -22,14 +21,8 @@ import numpy as np
 
 from meta_policy_search.envs.batched.base import BatchedMetaEnv, make_batched_env
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
-from meta_policy_search.samplers.budget_rollout import collect_budget
-from meta_policy_search.samplers.rollout import (
-    ExecTimes,
-    check_policy,
-    check_sampling_mode,
-    collect_rollouts,
-    space_dim,
-)
+from meta_policy_search.samplers.quota import EpisodeQuota, SamplingQuota, StepBudget
+from meta_policy_search.samplers.rollout import ExecTimes, collect_paths, space_dim
 from meta_policy_search.types import PathBatch, Task
 from meta_policy_search.utils.validation import check_non_negative_int, check_positive_int
 
@@ -42,11 +35,28 @@ def check_tasks(tasks: Sequence[Task], meta_batch_size: int) -> list[Task]:
     return tasks
 
 
-def check_timeout(timeout: float | None) -> float | None:
-    """Return ``timeout`` (seconds) if it is positive or ``None``; else raise a ValueError."""
-    if timeout is not None and not timeout > 0:
-        raise ValueError(f"timeout must be > 0 seconds or None, got {timeout!r}")
-    return timeout
+def check_policy(policy: object, num_tasks: int, obs_dim: int, action_dim: int) -> None:
+    """Check that a sampling policy fits the executor's tasks and env.
+
+    Args:
+        policy: should be a :class:`NumpyGaussianMLP`.
+        num_tasks: expected number of tasks (the policy's leading axis).
+        obs_dim: observation size of the env.
+        action_dim: action size of the env.
+
+    Raises:
+        ValueError: on a wrong type, task count, input size or output size.
+    """
+    if not isinstance(policy, NumpyGaussianMLP):
+        raise ValueError(f"policy must be a NumpyGaussianMLP, got {type(policy).__name__}")
+    if policy.num_tasks != num_tasks:
+        raise ValueError(f"policy has {policy.num_tasks} tasks, expected {num_tasks}")
+    policy_obs_dim = policy.params["W0"].shape[1]
+    if policy_obs_dim != obs_dim:
+        raise ValueError(f"policy observation dim {policy_obs_dim} != env obs dim {obs_dim}")
+    last = policy.params[f"W{policy.num_layers - 1}"].shape[-1]
+    if last != action_dim or policy.params["log_std"].shape[-1] != action_dim:
+        raise ValueError(f"policy action dim {last} != env action dim {action_dim}")
 
 
 def check_num_workers(name: str, value: int, meta_batch_size: int, unit: str) -> int:
@@ -88,88 +98,78 @@ def split_task_blocks(meta_batch_size: int, num_blocks: int) -> list[tuple[int, 
     return [(int(block[0]), int(block[-1]) + 1) for block in blocks]
 
 
-def make_envs(
-    env: Any,
-    num_tasks: int,
-    envs_per_task: int,
-    copy_env: Callable[[], Any],
-    use_batched_env: bool = True,
-) -> BatchedMetaEnv:
-    """The ``num_tasks x envs_per_task`` env copies of an executor (or worker), flat task-major.
+@dataclasses.dataclass(frozen=True)
+class WorkerSpec:
+    """What a :class:`RolloutWorker` is built from, besides the env (sent once, at start).
+
+    Attributes:
+        task_start: global index of the worker's first task.
+        task_stop: one past the global index of its last task.
+        envs_per_task: env copies per task ``E``.
+        max_path_length: ``H``.
+        seed: root seed of the episode randomness.
+        quota: the episodes each task gets per collection.
+        use_batched_env: use the env's batched implementation if it has one.
+    """
+
+    task_start: int
+    task_stop: int
+    envs_per_task: int
+    max_path_length: int
+    seed: int
+    quota: SamplingQuota
+    use_batched_env: bool = True
+
+
+class RolloutWorker:
+    """The env copies of a block of tasks and the one rollout loop: what every worker runs.
 
     Args:
-        env: the MetaEnv to copy.
-        num_tasks: number of (local) tasks ``T``.
-        envs_per_task: ``E``.
-        copy_env: returns a new independent copy of ``env``.
-        use_batched_env: use the env's batched implementation if it has one (``make_batched``);
-            ``False`` steps single env copies (the path of envs without one).
-
-    Returns:
-        A :class:`~meta_policy_search.envs.batched.BatchedMetaEnv` of ``T * E`` envs; env
-        ``t * E + j`` is the ``j``-th copy of task ``t``.
+        env: the MetaEnv to copy (the prototype of the batched env, not stepped itself).
+        spec: the worker's task block, sizes, seed and quota.
+        copy_env: returns a new independent copy of ``env`` (for the per-env path).
     """
-    return make_batched_env(env, num_tasks * envs_per_task, copy_env, use_batched_env)
 
+    def __init__(self, env: Any, spec: WorkerSpec, copy_env: Callable[[], Any]) -> None:
+        self.spec = spec
+        self.task_indices = range(spec.task_start, spec.task_stop)
+        self.envs: BatchedMetaEnv = make_batched_env(
+            env, len(self.task_indices) * spec.envs_per_task, copy_env, spec.use_batched_env
+        )
 
-def set_env_tasks(envs: BatchedMetaEnv, tasks: Sequence[Task], envs_per_task: int) -> None:
-    """Set ``tasks[t]`` on every env copy ``t * E + j`` of local task ``t``."""
-    envs.set_tasks([task for task in tasks for _ in range(envs_per_task)])
+    def set_tasks(self, tasks: Sequence[Task]) -> None:
+        """Set local task ``t`` on every env copy ``t * E + j`` of it."""
+        self.envs.set_tasks([task for task in tasks for _ in range(self.spec.envs_per_task)])
 
+    def collect(self, policy: NumpyGaussianMLP, phase: int) -> tuple[PathBatch, ExecTimes]:
+        """``[T_local, N, H, ...]`` paths of the block's tasks, and the seconds spent in the
+        policy and the envs."""
+        spec, exec_times = self.spec, ExecTimes()
+        paths = collect_paths(
+            self.envs, spec.envs_per_task, policy, self.task_indices, spec.quota,
+            spec.max_path_length, spec.seed, phase, exec_times,
+        )
+        return paths, exec_times
 
-def close_envs(envs: BatchedMetaEnv) -> None:
-    """Close the env copies."""
-    envs.close()
+    def info(self) -> dict[str, Any]:
+        """:func:`process_info` of the process the worker runs in."""
+        return process_info()
 
-
-def collect_paths(
-    envs: BatchedMetaEnv,
-    envs_per_task: int,
-    policy: NumpyGaussianMLP,
-    task_indices: Sequence[int],
-    num_rollouts: int,
-    max_path_length: int,
-    seed: int,
-    phase: int,
-    sampling_mode: str,
-) -> tuple[PathBatch, ExecTimes]:
-    """Run :func:`~meta_policy_search.samplers.rollout.collect_rollouts` (``'rollouts'``) or
-    :func:`~meta_policy_search.samplers.budget_rollout.collect_budget` (``'budget'``).
-
-    The arguments are theirs, plus ``sampling_mode``; see them for the returned shapes.
-
-    Returns:
-        The paths, and the seconds spent in the policy and in the envs.
-
-    Raises:
-        ValueError: on an unknown ``sampling_mode``, or from the rollout loop.
-    """
-    collect = collect_budget if check_sampling_mode(sampling_mode) == "budget" else collect_rollouts
-    exec_times = ExecTimes()
-    paths = collect(
-        envs, envs_per_task, policy, task_indices, num_rollouts, max_path_length, seed, phase,
-        exec_times,
-    )
-    return paths, exec_times
-
-
-def split_worker_results(
-    results: Sequence[tuple[PathBatch, ExecTimes]],
-) -> tuple[list[PathBatch], ExecTimes]:
-    """The workers' :func:`collect_paths` results as their path batches (in worker order) and
-    their summed policy and env times."""
-    return [paths for paths, _ in results], sum((times for _, times in results), ExecTimes())
+    def close(self) -> None:
+        """Close the env copies."""
+        self.envs.close()
 
 
 def process_info() -> dict[str, Any]:
     """Diagnostics of this (worker) process.
 
     Returns:
-        ``pid``, ``tensorflow_imported`` (whether TensorFlow is loaded: it should not be in a
-        worker) and ``cpu_seconds`` (the process's CPU time so far).
+        ``pid``, ``hostname``, ``tensorflow_imported`` (whether TensorFlow is loaded: it should
+        not be in a worker) and ``cpu_seconds`` (the process's CPU time so far).
     """
     return {
         "pid": os.getpid(),
+        "hostname": socket.gethostname(),
         "tensorflow_imported": "tensorflow" in sys.modules,
         "cpu_seconds": time.process_time(),
     }
@@ -192,6 +192,7 @@ class ExecutorBase:
     _closed_message = "the executor is closed"
 
     meta_batch_size: int
+    quota: SamplingQuota
     envs_per_task: int
     max_path_length: int
     seed: int
@@ -199,9 +200,16 @@ class ExecutorBase:
     action_dim: int
 
     def _init_sizes(
-        self, meta_batch_size: int, envs_per_task: int, max_path_length: int, seed: int
+        self, meta_batch_size: int, envs_per_task: int, max_path_length: int, seed: int,
+        quota: SamplingQuota,
     ) -> None:
-        """Check and store the sizes and the seed; raise ValueError on a bad one."""
+        """Check and store the sizes, the seed and the quota; raise ValueError on a bad one."""
+        if not isinstance(quota, (EpisodeQuota, StepBudget)):
+            raise ValueError(
+                "quota must be an EpisodeQuota or StepBudget (see "
+                f"meta_policy_search.samplers.quota.make_quota), got {quota!r}"
+            )
+        self.quota = quota
         self.meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
         self.envs_per_task = check_positive_int("envs_per_task", envs_per_task)
         self.max_path_length = check_positive_int("max_path_length", max_path_length)
@@ -212,27 +220,22 @@ class ExecutorBase:
         self.obs_dim = space_dim(env.observation_space, "observation_space")
         self.action_dim = space_dim(env.action_space, "action_space")
 
-    def _check_collect_args(
-        self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int, sampling_mode: str
-    ) -> tuple[int, int, str]:
+    def _check_collect_args(self, policy: NumpyGaussianMLP, phase: int) -> int:
         """Check the executor's state and ``collect``'s arguments.
 
         Returns:
-            ``(num_rollouts, phase, sampling_mode)``, the first two as ints.
+            ``phase`` as an int.
 
         Raises:
             RuntimeError: if the executor is closed or ``set_tasks`` was never called.
-            ValueError: on a bad size, an unknown sampling mode or a policy that does not fit
-                the tasks and env.
+            ValueError: on a negative phase or a policy that does not fit the tasks and env.
         """
         self._check_open()
-        num_rollouts = check_positive_int("num_rollouts", num_rollouts)
         phase = check_non_negative_int("phase", phase)
-        sampling_mode = check_sampling_mode(sampling_mode)
         check_policy(policy, self.meta_batch_size, self.obs_dim, self.action_dim)
         if not self._tasks_set:
             raise RuntimeError("call set_tasks() before collect()")
-        return num_rollouts, phase, sampling_mode
+        return phase
 
     def _check_open(self) -> None:
         """Raise a RuntimeError if the executor is closed."""

@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import pickle
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
-from meta_policy_search.envs.batched.base import BatchedMetaEnv
-from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
-from meta_policy_search.samplers.executor_base import (
-    ExecutorBase,
-    check_tasks,
-    close_envs,
-    collect_paths,
-    make_envs,
-    set_env_tasks,
-)
-from meta_policy_search.types import PathBatch, Task
+from meta_policy_search.samplers.executor_base import RolloutWorker, WorkerSpec
+from meta_policy_search.samplers.quota import SamplingQuota
+from meta_policy_search.samplers.worker_pool import WorkerPoolExecutor, WorkerReply
 
 
 def copy_env(env: Any) -> Any:
@@ -24,26 +16,76 @@ def copy_env(env: Any) -> Any:
     return pickle.loads(pickle.dumps(env))
 
 
-class MetaIterativeEnvExecutor(ExecutorBase):
+class InProcessTransport:
+    """Calls :class:`RolloutWorker` s in this process; a worker's exception propagates at once.
+
+    Args:
+        env: the env the workers copy (through pickle).
+    """
+
+    unit = "worker"
+    results_shared = False
+
+    def __init__(self, env: Any) -> None:
+        self._env_bytes = pickle.dumps(env)
+        self.workers: list[RolloutWorker] = []
+        self._replies: dict[int, WorkerReply] = {}
+
+    def start(self, specs: Sequence[WorkerSpec]) -> None:
+        """Build the workers' env copies here."""
+        env_bytes = self._env_bytes
+        for k, spec in enumerate(specs):
+            self.workers.append(
+                RolloutWorker(pickle.loads(env_bytes), spec, lambda: pickle.loads(env_bytes))
+            )
+            self._replies[k] = WorkerReply()
+
+    def submit(self, worker: int, method: str, args: tuple[Any, ...]) -> None:
+        """Run the call now (exceptions propagate with their own traceback)."""
+        self._replies[worker] = WorkerReply(getattr(self.workers[worker], method)(*args))
+
+    def wait(self, pending: Collection[int], timeout: float | None) -> list[tuple[int, WorkerReply]]:
+        """The replies of the calls already run."""
+        return [(k, self._replies.pop(k)) for k in pending if k in self._replies]
+
+    def describe(self, worker: int) -> str:
+        """Nothing: the worker is this process."""
+        return ""
+
+    def hang_hint(self, what: str) -> str:
+        """No advice: calls in this process never time out."""
+        return ""
+
+    def close(self, wait_seconds: float) -> None:
+        """Close the workers' env copies."""
+        for worker in self.workers:
+            worker.close()
+        self.workers = []
+
+
+class MetaIterativeEnvExecutor(WorkerPoolExecutor):
     """Run every task's environment copies in this process, one policy call per time step.
 
     Each of the ``meta_batch_size`` tasks gets ``envs_per_task`` copies of ``env``; see
-    :mod:`meta_policy_search.samplers.rollout` and
-    :mod:`meta_policy_search.samplers.budget_rollout` for how episodes are collected and seeded.
+    :mod:`meta_policy_search.samplers.rollout` for how episodes are collected and seeded.
 
     Args:
         env: the :class:`~meta_policy_search.envs.MetaEnv` to copy (it is not stepped itself).
         meta_batch_size: number of tasks ``T``.
-        envs_per_task: env copies per task ``E``; ``R`` rollouts take ``ceil(R / E)`` waves.
+        envs_per_task: env copies per task ``E``.
         max_path_length: ``H``, steps per episode at most.
         seed: root seed of all episode randomness, ``>= 0``.
         use_batched_env: step the env's batched implementation (``env.make_batched``) if it has
             one; ``False`` steps single env copies one after the other (same results, slower).
+        quota: the episodes each task gets per :meth:`collect`
+            (:func:`~meta_policy_search.samplers.quota.make_quota`).
 
     Raises:
-        ValueError: on non-positive sizes, a negative seed or a non-flat observation or action
-            space.
+        ValueError: on non-positive sizes, a negative seed, a non-flat observation or action
+            space, or a ``quota`` that is not one.
     """
+
+    _closed_message = "the executor is closed"
 
     def __init__(
         self,
@@ -53,72 +95,10 @@ class MetaIterativeEnvExecutor(ExecutorBase):
         max_path_length: int,
         seed: int = 0,
         use_batched_env: bool = True,
+        *,
+        quota: SamplingQuota,
     ) -> None:
-        self._init_sizes(meta_batch_size, envs_per_task, max_path_length, seed)
-        self._init_spaces(env)
-        self.envs: BatchedMetaEnv | None = make_envs(
-            env, self.meta_batch_size, self.envs_per_task, lambda: copy_env(env), use_batched_env
+        super().__init__(
+            InProcessTransport(env), env, meta_batch_size, envs_per_task, max_path_length,
+            seed=seed, quota=quota, num_workers=1, timeout=None, use_batched_env=use_batched_env,
         )
-
-    def set_tasks(self, tasks: Sequence[Task]) -> None:
-        """Set task ``t`` on every env copy of task ``t``.
-
-        Args:
-            tasks: ``meta_batch_size`` tasks, e.g. from ``env.sample_tasks``.
-
-        Raises:
-            ValueError: if the number of tasks is not ``meta_batch_size``.
-        """
-        self._check_open()
-        assert self.envs is not None
-        set_env_tasks(self.envs, check_tasks(tasks, self.meta_batch_size), self.envs_per_task)
-        self._tasks_set = True
-
-    def collect(
-        self,
-        policy: NumpyGaussianMLP,
-        num_rollouts: int,
-        phase: int,
-        sampling_mode: str = "rollouts",
-    ) -> PathBatch:
-        """Collect ``num_rollouts`` episodes (or ``num_rollouts x H`` steps) for every task.
-
-        Args:
-            policy: per-task policies, ``num_tasks == meta_batch_size``.
-            num_rollouts: ``R``, episodes per task, or the per-task budget in units of ``H``.
-            phase: sampling-phase counter (``>= 0``) that, with the seed, fixes the randomness.
-            sampling_mode: ``'rollouts'`` (exactly ``R`` episodes per task) or ``'budget'``
-                (complete episodes until each task holds ``R x H`` real steps).
-
-        Returns:
-            A :class:`PathBatch` ``[T, N, H, ...]``: ``N = R`` in ``'rollouts'`` mode, a ladder
-            size (:func:`~meta_policy_search.samplers.budget_rollout.episode_bucket`) in
-            ``'budget'`` mode.
-
-        Raises:
-            ValueError: on a mismatched policy, bad sizes or an unknown ``sampling_mode``.
-            RuntimeError: if :meth:`set_tasks` was never called or the executor is closed.
-        """
-        num_rollouts, phase, sampling_mode = self._check_collect_args(
-            policy, num_rollouts, phase, sampling_mode
-        )
-        assert self.envs is not None
-        paths, self.last_exec_times = collect_paths(
-            self.envs,
-            self.envs_per_task,
-            policy,
-            range(self.meta_batch_size),
-            num_rollouts,
-            self.max_path_length,
-            self.seed,
-            phase,
-            sampling_mode,
-        )
-        return paths
-
-    def close(self) -> None:
-        """Close all env copies (safe to call more than once)."""
-        if self.envs is not None:
-            close_envs(self.envs)
-        self.envs = None
-        self._closed = True

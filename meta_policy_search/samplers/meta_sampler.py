@@ -12,10 +12,10 @@ import numpy as np
 from meta_policy_search.samplers.executor_base import check_tasks
 from meta_policy_search.samplers.iterative_executor import MetaIterativeEnvExecutor
 from meta_policy_search.samplers.parallel_executor import MetaParallelEnvExecutor
-from meta_policy_search.samplers.rollout import (
-    check_sampling_mode,
-    space_dim,
-)
+from meta_policy_search.samplers.quota import make_quota
+from meta_policy_search.samplers.rollout import space_dim
+from meta_policy_search.samplers.worker_pool import AUTO_TIMEOUT as AUTO_TIMEOUT
+from meta_policy_search.samplers.worker_pool import SamplerTimeout
 from meta_policy_search.types import PathBatch, Task
 from meta_policy_search.utils.validation import check_non_negative_int, check_positive_int
 
@@ -25,17 +25,6 @@ reward: raise a ``NonFiniteSampleError`` naming the task, rollout and step, or d
 
 EXECUTORS = ("iterative", "parallel", "ray")
 """Names of the sampler executors (``executor`` argument and config field)."""
-
-AUTO_TIMEOUT = "auto"
-"""``MetaSampler(timeout=AUTO_TIMEOUT)``: a phase may take the larger of
-:data:`AUTO_TIMEOUT_FLOOR` seconds and :data:`AUTO_TIMEOUT_FACTOR` times the slowest phase so
-far."""
-AUTO_TIMEOUT_FLOOR = 600.0
-"""Seconds: the automatic timeout's minimum (generous, a slow phase must never trip it)."""
-AUTO_TIMEOUT_FACTOR = 20.0
-"""The automatic timeout is at least this many times the slowest phase so far."""
-"""Names accepted by ``MetaSampler(executor=...)``."""
-
 
 def resolve_executor(executor: str | None, parallel: bool | None) -> str:
     """The executor name from the ``executor`` and the older ``parallel`` arguments.
@@ -119,7 +108,7 @@ class MetaSampler:
       instead of fewer samples; without early termination the result equals the
       ``'rollouts'`` mode's bit for bit. ``N`` is the largest episode count over the tasks
       rounded up to a fixed ladder (``R x {1, 1.25, 1.5, 1.75, 2, 2.5, ...}``, see
-      :func:`~meta_policy_search.samplers.budget_rollout.episode_bucket`); tasks with fewer
+      :func:`~meta_policy_search.samplers.quota.episode_bucket`); tasks with fewer
       episodes end in whole padded episodes (mask 0). Use
       :attr:`~meta_policy_search.types.PathBatch.episode_mask` to tell real episodes.
 
@@ -165,7 +154,8 @@ class MetaSampler:
             derived from the measured phase times (generous: a hung worker, e.g. stopped by
             SIGSTOP or blocked in an env, is the target, not a slow one). Ignored by the
             iterative executor.
-        sampling_mode: ``'rollouts'`` or ``'budget'`` (see above).
+        sampling_mode: ``'rollouts'`` or ``'budget'`` (see above), turned here into the
+            executor's quota (:func:`~meta_policy_search.samplers.quota.make_quota`).
         nonfinite_samples: what a NaN or inf observation, action or reward does: ``'raise'`` a
             :class:`NonFiniteSampleError` naming what was non-finite (observation, action or
             reward), its value, the task, rollout and step; ``'drop'`` the episode (its mask
@@ -199,7 +189,6 @@ class MetaSampler:
         sampling_mode: str = "rollouts",
         nonfinite_samples: str = "raise",
     ) -> None:
-        self.sampling_mode = check_sampling_mode(sampling_mode)
         if nonfinite_samples not in NONFINITE_MODES:
             raise ValueError(
                 f"nonfinite_samples must be one of {NONFINITE_MODES}, got {nonfinite_samples!r}"
@@ -215,19 +204,15 @@ class MetaSampler:
         if envs_per_task is None:
             envs_per_task = self.rollouts_per_meta_task
         self.envs_per_task = check_positive_int("envs_per_task", envs_per_task)
+        self.quota = make_quota(sampling_mode, self.rollouts_per_meta_task)
+        """The episodes each task gets per phase; the executor holds it from construction."""
         if self.envs_per_task > self.rollouts_per_meta_task:
             raise ValueError(
                 f"envs_per_task={self.envs_per_task} exceeds rollouts_per_meta_task="
                 f"{self.rollouts_per_meta_task}: the extra env copies would never run"
             )
         self.executor_name = resolve_executor(executor, parallel)
-        self.auto_timeout = timeout == AUTO_TIMEOUT
-        if self.auto_timeout:
-            timeout = AUTO_TIMEOUT_FLOOR
-        elif isinstance(timeout, str):
-            raise ValueError(f"timeout must be seconds, None or {AUTO_TIMEOUT!r}, got {timeout!r}")
-        self.slowest_phase_seconds = 0.0
-        """Wall time of the slowest sampling phase so far (sets the automatic timeout)."""
+        SamplerTimeout(timeout)  # a bad timeout fails here, before workers start
         if self.executor_name == "iterative":
             n_parallel = None  # documented: ignored for the iterative executor
         self.seed = check_non_negative_int("seed", seed)
@@ -250,20 +235,32 @@ class MetaSampler:
         self.executor: Any
         if self.executor_name == "parallel":
             self.executor = MetaParallelEnvExecutor(
-                *executor_args, seed=self.seed, n_parallel=n_parallel, timeout=timeout
+                *executor_args, seed=self.seed, n_parallel=n_parallel, timeout=timeout,
+                quota=self.quota,
             )
         elif self.executor_name == "ray":
             from meta_policy_search.samplers.ray_executor import MetaRayEnvExecutor
 
             self.executor = MetaRayEnvExecutor(
                 *executor_args, seed=self.seed, num_actors=n_parallel, ray_address=ray_address,
-                timeout=timeout,
+                timeout=timeout, quota=self.quota,
             )
         else:
-            self.executor = MetaIterativeEnvExecutor(*executor_args, seed=self.seed)
+            self.executor = MetaIterativeEnvExecutor(*executor_args, seed=self.seed, quota=self.quota)
         self.total_timesteps_sampled = 0
         self._phase = 0
         self._tasks: list[Task] | None = None
+
+    @property
+    def slowest_phase_seconds(self) -> float:
+        """Wall time of the slowest sampling phase so far (the executor's measure; it sets the
+        automatic timeout)."""
+        return float(self.executor.slowest_phase_seconds)
+
+    @property
+    def sampling_mode(self) -> str:
+        """``'rollouts'`` or ``'budget'``: the name of :attr:`quota`'s rule."""
+        return self.quota.mode
 
     @property
     def tasks(self) -> list[Task] | None:
@@ -331,16 +328,9 @@ class MetaSampler:
         if self._tasks is None:
             raise RuntimeError("call update_tasks() before obtain_samples()")
         sampling_policy = self.policy.get_sampling_policy()
-        if self.auto_timeout and hasattr(self.executor, "timeout"):
-            self.executor.timeout = max(
-                AUTO_TIMEOUT_FLOOR, AUTO_TIMEOUT_FACTOR * self.slowest_phase_seconds
-            )
         start = time.perf_counter()
-        paths = self.executor.collect(
-            sampling_policy, self.rollouts_per_meta_task, self._phase, self.sampling_mode
-        )
+        paths = self.executor.collect(sampling_policy, self._phase)
         elapsed = time.perf_counter() - start
-        self.slowest_phase_seconds = max(self.slowest_phase_seconds, elapsed)
         bad = find_nonfinite(paths)
         if bad.any():
             paths = self._handle_nonfinite(paths, bad)

@@ -5,9 +5,9 @@ faster than a single process (the IPC eats the second core). Here the parent sen
 its tasks' numpy policy parameters once per sampling phase; the worker runs the same rollout loop
 as :class:`~meta_policy_search.samplers.MetaIterativeEnvExecutor` and returns finished, padded
 arrays. Episode randomness depends only on ``(seed, phase, task, rollout)``, so the result is
-identical to the iterative executor's for any number of workers. In the ``'budget'`` sampling
-mode each worker pads its episode axis to its own bucket and the parent pads all to the largest
-(the bucket of the largest episode count), as the iterative executor does.
+identical to the iterative executor's for any number of workers. Under a step budget each worker
+pads its episode axis to its own bucket and the parent pads all to the largest (the bucket of the
+largest episode count), as the iterative executor does.
 
 Workers are started with the ``'spawn'`` method: the parent usually has TensorFlow loaded, which
 must not be forked, and workers import only numpy, gymnasium and the envs. A training script
@@ -25,101 +25,50 @@ import os
 import pickle
 import signal
 import sys
-import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
-from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
-from meta_policy_search.samplers.executor_base import (
-    ExecutorBase,
-    check_num_workers,
-    check_tasks,
-    check_timeout,
-    close_envs,
-    collect_paths,
-    make_envs,
-    process_info,
-    set_env_tasks,
-    split_task_blocks,
-    split_worker_results,
-)
-from meta_policy_search.samplers.rollout import ExecTimes, concatenate_paths
-from meta_policy_search.types import PathBatch, Task
+from meta_policy_search.samplers.executor_base import RolloutWorker, WorkerSpec, check_num_workers
+from meta_policy_search.samplers.quota import SamplingQuota
+from meta_policy_search.samplers.worker_pool import WorkerLost, WorkerPoolExecutor, WorkerReply
+from meta_policy_search.utils.validation import check_positive_int
 
 
-class RemoteTraceback(Exception):  # noqa: N818 - not an error itself, named like concurrent.futures'
-    """Carries a worker's formatted traceback; set as ``__cause__`` of re-raised exceptions."""
-
-    def __str__(self) -> str:
-        return "\n" + str(self.args[0])
-
-
-def _pack_exception(exc: BaseException) -> tuple[bytes | None, str, str]:
-    formatted = traceback.format_exc()
+def _reply_from_exception(exc: BaseException) -> WorkerReply:
+    """A reply carrying ``exc`` pickled (``None`` if it cannot be), its summary and traceback."""
     try:
-        payload = pickle.dumps(exc)
+        pickle.dumps(exc)
+        error: BaseException | None = exc
     except Exception:  # an exception that cannot be pickled is re-raised as a RuntimeError
-        payload = None
-    return payload, f"{type(exc).__name__}: {exc}", formatted
+        error = None
+    return WorkerReply(error=error, error_summary=f"{type(exc).__name__}: {exc}",
+                       traceback=traceback.format_exc())
 
 
-def _worker_loop(
-    conn: Any,
-    env_bytes: bytes,
-    task_start: int,
-    task_stop: int,
-    envs_per_task: int,
-    max_path_length: int,
-    seed: int,
-    use_batched_env: bool = True,
-) -> None:
-    """Body of a worker process: build env copies, then serve commands until told to close."""
+def _worker_loop(conn: Any, env_bytes: bytes, spec: WorkerSpec) -> None:
+    """Body of a worker process: build the worker, reply once, then serve calls until closed."""
     # Ctrl-C goes to the whole process group; the parent handles it and closes the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        envs = make_envs(
-            pickle.loads(env_bytes), task_stop - task_start, envs_per_task,
-            lambda: pickle.loads(env_bytes), use_batched_env,
-        )
+        worker = RolloutWorker(pickle.loads(env_bytes), spec, lambda: pickle.loads(env_bytes))
     except Exception as exc:
-        conn.send(("error", _pack_exception(exc)))
+        conn.send(_reply_from_exception(exc))
         return
-    conn.send(("ok", None))
+    conn.send(WorkerReply())
     while True:
         try:
-            command, payload = conn.recv()
+            method, args = conn.recv()
         except (EOFError, OSError):  # the parent is gone
             return
-        if command == "close":
-            close_envs(envs)
+        if method == "close":
+            worker.close()
             return
-        result: tuple[PathBatch, ExecTimes] | dict[str, Any] | None
         try:
-            if command == "set_tasks":
-                set_env_tasks(envs, payload, envs_per_task)
-                result = None
-            elif command == "collect":
-                policy, num_rollouts, phase, sampling_mode = payload
-                result = collect_paths(
-                    envs,
-                    envs_per_task,
-                    policy,
-                    range(task_start, task_stop),
-                    num_rollouts,
-                    max_path_length,
-                    seed,
-                    phase,
-                    sampling_mode,
-                )
-            elif command == "info":
-                result = process_info()
-            else:
-                raise ValueError(f"unknown worker command {command!r}")
+            reply = WorkerReply(getattr(worker, method)(*args))
         except Exception as exc:
-            conn.send(("error", _pack_exception(exc)))
-        else:
-            conn.send(("ok", result))
+            reply = _reply_from_exception(exc)
+        conn.send(reply)
 
 
 @contextlib.contextmanager
@@ -172,7 +121,96 @@ def default_num_workers(meta_batch_size: int) -> int:
     return max(1, min(cpus, meta_batch_size))
 
 
-class MetaParallelEnvExecutor(ExecutorBase):
+class PipeTransport:
+    """Calls :class:`RolloutWorker` s in spawned worker processes over pipes.
+
+    A worker that dies (e.g. killed by the OOM killer) is noticed through its process sentinel
+    as soon as it is gone.
+
+    Args:
+        env: the env the workers copy; it must be picklable and its class importable by a fresh
+            Python process.
+    """
+
+    unit = "worker"
+    results_shared = False
+
+    def __init__(self, env: Any) -> None:
+        self._env_bytes = pickle.dumps(env)
+        self.processes: list[Any] = []
+        self._conns: list[Any] = []
+
+    def start(self, specs: Sequence[WorkerSpec]) -> None:
+        """Spawn one process per spec (one BLAS thread each, ``__main__`` hidden if possible)."""
+        context = mp.get_context("spawn")
+        with _main_module_hidden(b"__main__" not in self._env_bytes), single_threaded_blas():
+            for k, spec in enumerate(specs):
+                parent_conn, child_conn = context.Pipe()
+                process = context.Process(
+                    target=_worker_loop, args=(child_conn, self._env_bytes, spec),
+                    name=f"MetaParallelEnvExecutor-worker-{k}", daemon=True,
+                )
+                process.start()
+                child_conn.close()
+                self.processes.append(process)
+                self._conns.append(parent_conn)
+
+    def submit(self, worker: int, method: str, args: tuple[Any, ...]) -> None:
+        """Send the call down the worker's pipe."""
+        try:
+            self._conns[worker].send((method, args))
+        except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
+            raise self._lost(worker) from None
+
+    def wait(self, pending: Collection[int], timeout: float | None) -> list[tuple[int, WorkerReply]]:
+        """Wait on the pending workers' pipes and process sentinels."""
+        conns = {self._conns[k]: k for k in pending}
+        sentinels = {self.processes[k].sentinel: k for k in pending}
+        ready = mp_connection.wait(list(conns) + list(sentinels), timeout=timeout)
+        replies = []
+        for k in sorted({conns[obj] for obj in ready if obj in conns}):
+            try:
+                replies.append((k, self._conns[k].recv()))
+            except (EOFError, OSError):
+                raise self._lost(k) from None
+        answered = {k for k, _ in replies}
+        for obj in ready:
+            # A sentinel is ready when its process ended; a reply sent before dying would have
+            # made the pipe ready too, so a dead worker without a reply has failed.
+            dead = sentinels.get(obj)
+            if dead is not None and dead not in answered and not self._conns[dead].poll():
+                raise self._lost(dead)
+        return replies
+
+    def _lost(self, worker: int) -> WorkerLost:
+        process = self.processes[worker]
+        process.join(timeout=1.0)
+        return WorkerLost(worker, f"exit code {process.exitcode}")
+
+    def describe(self, worker: int) -> str:
+        """``'pid 123'``."""
+        return f"pid {self.processes[worker].pid}"
+
+    def hang_hint(self, what: str) -> str:
+        """No advice beyond the pool's."""
+        return ""
+
+    def close(self, wait_seconds: float) -> None:
+        """Ask the workers to exit; kill those still alive after ``wait_seconds``."""
+        for conn in self._conns:
+            with contextlib.suppress(Exception):
+                conn.send(("close", ()))
+        for process in self.processes:
+            process.join(timeout=wait_seconds)
+            if process.is_alive():
+                process.kill()
+                process.join(timeout=2.0)
+        for conn in self._conns:
+            conn.close()
+        self.processes, self._conns = [], []
+
+
+class MetaParallelEnvExecutor(WorkerPoolExecutor):
     """Run the tasks' environments in ``n_parallel`` worker processes.
 
     Worker ``k`` owns a contiguous block of tasks with ``envs_per_task`` env copies each. A dead
@@ -192,16 +230,17 @@ class MetaParallelEnvExecutor(ExecutorBase):
             ``min(cpu count, meta_batch_size)``.
         timeout: seconds a call may wait for the workers' replies before the executor gives up
             on them as hung (e.g. an env stuck inside ``step``), closes and raises a
-            RuntimeError; ``None`` waits as long as the workers are alive.
+            RuntimeError; ``None`` waits as long as the workers are alive; ``'auto'``: see
+            :class:`~meta_policy_search.samplers.worker_pool.SamplerTimeout`.
         use_batched_env: step the env's batched implementation (``env.make_batched``) in each
             worker if it has one; ``False`` steps single env copies (same results, slower).
+        quota: the episodes each task gets per :meth:`collect`
+            (:func:`~meta_policy_search.samplers.quota.make_quota`), sent to the workers once.
 
     Raises:
         ValueError: on non-positive sizes, ``n_parallel > meta_batch_size`` or a non-flat space.
         RuntimeError: if a worker fails to start.
     """
-
-    _closed_message = "the executor is closed (after close() or a worker failure)"
 
     def __init__(
         self,
@@ -211,201 +250,23 @@ class MetaParallelEnvExecutor(ExecutorBase):
         max_path_length: int,
         seed: int = 0,
         n_parallel: int | None = None,
-        timeout: float | None = None,
+        timeout: float | str | None = None,
         use_batched_env: bool = True,
+        *,
+        quota: SamplingQuota,
     ) -> None:
-        self._processes: list[Any] = []
-        self.timeout = check_timeout(timeout)
-        self._conns: list[Any] = []
-        self._init_sizes(meta_batch_size, envs_per_task, max_path_length, seed)
+        meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
         if n_parallel is None:
-            n_parallel = default_num_workers(self.meta_batch_size)
-        self.n_parallel = check_num_workers(
-            "n_parallel", n_parallel, self.meta_batch_size, "a worker"
-        )
-        self._init_spaces(env)
-        self.task_blocks = split_task_blocks(self.meta_batch_size, self.n_parallel)
-
-        env_bytes = pickle.dumps(env)
-        context = mp.get_context("spawn")
-        with _main_module_hidden(b"__main__" not in env_bytes), single_threaded_blas():
-            for k, (start, stop) in enumerate(self.task_blocks):
-                parent_conn, child_conn = context.Pipe()
-                process = context.Process(
-                    target=_worker_loop,
-                    args=(child_conn, env_bytes, start, stop, self.envs_per_task,
-                          self.max_path_length, self.seed, use_batched_env),
-                    name=f"MetaParallelEnvExecutor-worker-{k}",
-                    daemon=True,
-                )
-                process.start()
-                child_conn.close()
-                self._processes.append(process)
-                self._conns.append(parent_conn)
-        self._gather()  # each worker reports once its env copies are built
-
-    def _fail(self, error: BaseException) -> None:
-        # The other workers may be busy with a long collect: don't wait for them.
-        self._shutdown(join_timeout=0.2)
-        raise error
-
-    def _send(self, messages: Sequence[tuple[str, Any]]) -> None:
-        for k, (conn, message) in enumerate(zip(self._conns, messages)):
-            try:
-                conn.send(message)
-            except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
-                self._fail(self._dead_worker_error(k))
-
-    def _dead_worker_error(self, k: int) -> RuntimeError:
-        process = self._processes[k]
-        process.join(timeout=1.0)
-        return RuntimeError(
-            f"sampler worker {k} (pid {process.pid}, tasks {self.task_blocks[k]}) died with "
-            f"exit code {process.exitcode}; the executor is closed"
+            n_parallel = default_num_workers(meta_batch_size)
+        self.n_parallel = check_num_workers("n_parallel", n_parallel, meta_batch_size, "a worker")
+        self._pipes = PipeTransport(env)
+        super().__init__(
+            self._pipes, env, meta_batch_size, envs_per_task, max_path_length, seed=seed,
+            quota=quota, num_workers=self.n_parallel, timeout=timeout,
+            use_batched_env=use_batched_env,
         )
 
-    def _hung_message(self, workers: list[int]) -> str:
-        described = "; ".join(
-            f"worker {k} (pid {self._processes[k].pid}, tasks "
-            f"{self.task_blocks[k][0]}..{self.task_blocks[k][1] - 1})"
-            for k in workers
-        )
-        return (
-            f"sampler {described} sent no reply after waiting {self.timeout:g} s (the sampler "
-            "timeout, --sampler_timeout) and presumed hung (stopped, or an env stuck in step); "
-            "the executor is closed"
-        )
-
-    def _gather(self) -> list[Any]:
-        """Wait for one reply per worker; raise if one died or reported an exception."""
-        results: list[Any] = [None] * len(self._conns)
-        errors: list[tuple[int, tuple[bytes | None, str, str]]] = []
-        pending = {conn: k for k, conn in enumerate(self._conns)}
-        sentinels = {self._processes[k].sentinel: k for k in range(len(self._conns))}
-        deadline = None if self.timeout is None else time.monotonic() + self.timeout
-        while pending:
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready = mp_connection.wait(
-                list(pending) + [s for s, k in sentinels.items() if k in pending.values()],
-                timeout=remaining,
-            )
-            if not ready:
-                self._fail(RuntimeError(self._hung_message(sorted(pending.values()))))
-            ready_conns: list[Any] = [obj for obj in ready if obj in pending]  # like self._conns
-            for conn in ready_conns:
-                k = pending.pop(conn)
-                try:
-                    status, payload = conn.recv()
-                except (EOFError, OSError):
-                    self._fail(self._dead_worker_error(k))
-                if status == "ok":
-                    results[k] = payload
-                else:
-                    errors.append((k, payload))
-            for obj in ready:
-                # A sentinel is ready when its process ended; a message sent before dying would
-                # have made the pipe ready too, so a dead worker without a reply has failed.
-                if obj in sentinels and sentinels[obj] in pending.values():
-                    k = sentinels[obj]
-                    if not self._conns[k].poll():
-                        self._fail(self._dead_worker_error(k))
-        if errors:
-            k, (exc_bytes, summary, formatted) = errors[0]
-            error: BaseException | None = None
-            if exc_bytes is not None:
-                with contextlib.suppress(Exception):
-                    error = pickle.loads(exc_bytes)
-            if error is None:
-                error = RuntimeError(f"sampler worker {k} raised {summary}")
-            error.__cause__ = RemoteTraceback(f"in sampler worker {k}:\n{formatted}")
-            raise error  # every worker has replied: the executor stays usable
-        return results
-
-    def set_tasks(self, tasks: Sequence[Task]) -> None:
-        """Send each worker the tasks of its block.
-
-        Args:
-            tasks: ``meta_batch_size`` tasks, e.g. from ``env.sample_tasks``.
-
-        Raises:
-            ValueError: if the number of tasks is not ``meta_batch_size``.
-            RuntimeError: if a worker died or the executor is closed.
-        """
-        self._check_open()
-        tasks = check_tasks(tasks, self.meta_batch_size)
-        self._send([("set_tasks", tasks[start:stop]) for start, stop in self.task_blocks])
-        self._gather()
-        self._tasks_set = True
-
-    def collect(
-        self,
-        policy: NumpyGaussianMLP,
-        num_rollouts: int,
-        phase: int,
-        sampling_mode: str = "rollouts",
-    ) -> PathBatch:
-        """Collect ``num_rollouts`` episodes (or ``num_rollouts x H`` steps) for every task.
-
-        Args:
-            policy: per-task policies, ``num_tasks == meta_batch_size``; worker ``k`` receives
-                only the parameters of its tasks.
-            num_rollouts: ``R``, episodes per task, or the per-task budget in units of ``H``.
-            phase: sampling-phase counter (``>= 0``) that, with the seed, fixes the randomness.
-            sampling_mode: ``'rollouts'`` or ``'budget'`` (see
-                :meth:`MetaIterativeEnvExecutor.collect
-                <meta_policy_search.samplers.MetaIterativeEnvExecutor.collect>`).
-
-        Returns:
-            A :class:`PathBatch` ``[T, N, H, ...]``, identical to the iterative executor's.
-
-        Raises:
-            ValueError: on a mismatched policy, bad sizes or an unknown ``sampling_mode`` (or
-                re-raised from a worker).
-            RuntimeError: if a worker died, :meth:`set_tasks` was never called or the executor is
-                closed.
-        """
-        num_rollouts, phase, sampling_mode = self._check_collect_args(
-            policy, num_rollouts, phase, sampling_mode
-        )
-        self._send(
-            [
-                ("collect", (policy.task_slice(start, stop), num_rollouts, phase, sampling_mode))
-                for start, stop in self.task_blocks
-            ]
-        )
-        batches, self.last_exec_times = split_worker_results(self._gather())
-        return concatenate_paths(batches)
-
-    def worker_info(self) -> list[dict[str, Any]]:
-        """Diagnostics of each worker.
-
-        Returns:
-            One dict per worker: ``pid``, ``tensorflow_imported`` (whether the worker has loaded
-            TensorFlow: it should not) and ``cpu_seconds`` (its CPU time so far).
-        """
-        self._check_open()
-        self._send([("info", None)] * len(self._conns))
-        return self._gather()
-
-    def close(self) -> None:
-        """Stop all workers (safe to call more than once)."""
-        self._shutdown(join_timeout=2.0)
-
-    def _shutdown(self, join_timeout: float) -> None:
-        """Ask the workers to exit; kill those still alive after ``join_timeout`` seconds."""
-        self._closed = True
-        for conn in self._conns:
-            with contextlib.suppress(Exception):
-                conn.send(("close", None))
-        for process in self._processes:
-            process.join(timeout=join_timeout)
-            if process.is_alive():
-                process.kill()
-                process.join(timeout=2.0)
-        for conn in self._conns:
-            conn.close()
-        self._processes, self._conns = [], []
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):
-            self.close()
+    @property
+    def _processes(self) -> list[Any]:
+        """The worker processes (empty once closed)."""
+        return self._pipes.processes

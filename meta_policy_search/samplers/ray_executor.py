@@ -1,15 +1,14 @@
 """Executor whose Ray actors each own whole rollouts of a contiguous block of tasks.
 
-The multi-machine version of :class:`~meta_policy_search.samplers.MetaParallelEnvExecutor`
-across machines: a Ray actor call costs about a millisecond, far too much per env step,
-so an actor owns all env copies of its tasks and whole rollouts. Once per sampling phase the
-driver puts each actor's numpy policy slice into the object store and every actor runs the same
-rollout loop (:func:`~meta_policy_search.samplers.executor_base.collect_paths`) and returns
-finished, padded arrays (in the ``'budget'`` mode padded to the actor's own episode bucket; the
-driver pads all to the largest). Episode randomness depends only on ``(seed, phase, task,
-rollout)``, so the result is identical to
-:class:`~meta_policy_search.samplers.MetaIterativeEnvExecutor`'s for any number of actors or
-machines.
+The multi-machine version of :class:`~meta_policy_search.samplers.MetaParallelEnvExecutor`: a Ray
+actor call costs about a millisecond, far too much per env step, so an actor owns all env copies
+of its tasks and whole rollouts. Once per sampling phase the driver sends each actor its numpy
+policy slice and every actor runs the same rollout loop
+(:func:`~meta_policy_search.samplers.rollout.collect_paths`) and returns finished, padded arrays
+(under a step budget padded to the actor's own episode bucket; the driver pads all to the
+largest). Episode randomness depends only on ``(seed, phase, task, rollout)``, so the result is
+identical to :class:`~meta_policy_search.samplers.MetaIterativeEnvExecutor`'s for any number of
+actors or machines.
 
 Ray is an optional dependency (``pip install meta_policy_search[ray]``) and is imported only
 when an executor is built. Actors import this module, numpy, gymnasium and the envs, never
@@ -19,28 +18,13 @@ TensorFlow.
 from __future__ import annotations
 
 import contextlib
-import os
-import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
-import numpy as np
-
-from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
-from meta_policy_search.samplers.executor_base import (
-    ExecutorBase,
-    check_num_workers,
-    check_tasks,
-    check_timeout,
-    collect_paths,
-    make_envs,
-    process_info,
-    set_env_tasks,
-    split_task_blocks,
-    split_worker_results,
-)
-from meta_policy_search.samplers.rollout import ExecTimes, concatenate_paths
-from meta_policy_search.types import PathBatch, Task
+from meta_policy_search.samplers.executor_base import RolloutWorker, WorkerSpec, check_num_workers
+from meta_policy_search.samplers.quota import SamplingQuota
+from meta_policy_search.samplers.worker_pool import WorkerLost, WorkerPoolExecutor, WorkerReply
+from meta_policy_search.utils.validation import check_positive_int
 
 _POLL_SECONDS = 0.5
 """How often a waiting driver checks its actors: a dead actor is reported within about this."""
@@ -85,81 +69,115 @@ def ensure_ray_initialized(ray_address: str | None = None) -> Any:
     return ray
 
 
-class RolloutActor:
-    """Body of one Ray actor: env copies of a block of tasks and the shared rollout loop.
+class RolloutActor(RolloutWorker):
+    """Body of one Ray actor: a :class:`RolloutWorker` built from a cloudpickled env.
 
-    Plain class, turned into an actor with ``ray.remote`` by :class:`MetaRayEnvExecutor`.
+    Plain class, turned into an actor with ``ray.remote`` by :class:`RayTransport`.
 
     Args:
-        env: the env to copy (``envs_per_task`` copies per task).
-        task_start: global index of the actor's first task.
-        task_stop: one past the global index of its last task.
-        envs_per_task: env copies per task ``E``.
-        max_path_length: ``H``.
-        seed: root seed of the episode randomness.
+        env: the env to copy (``envs_per_task`` copies per task); classes defined in
+            ``__main__`` are copied too (cloudpickle, unlike pickle).
+        spec: the actor's task block, sizes, seed and quota.
     """
 
-    def __init__(
-        self,
-        env: Any,
-        task_start: int,
-        task_stop: int,
-        envs_per_task: int,
-        max_path_length: int,
-        seed: int,
-    ) -> None:
-        from ray import cloudpickle  # copies classes defined in __main__ too, unlike pickle
+    def __init__(self, env: Any, spec: WorkerSpec) -> None:
+        from ray import cloudpickle
 
         blob = cloudpickle.dumps(env)
-        self.task_indices = range(task_start, task_stop)
-        self.envs_per_task = envs_per_task
-        self.envs = make_envs(
-            cloudpickle.loads(blob), len(self.task_indices), envs_per_task,
-            lambda: cloudpickle.loads(blob),
-        )
-        self.max_path_length = max_path_length
-        self.seed = seed
-
-    def set_tasks(self, tasks: Sequence[Task]) -> None:
-        """Set local task ``t`` on every env copy of task ``t``."""
-        set_env_tasks(self.envs, tasks, self.envs_per_task)
-
-    def collect(
-        self, policy: NumpyGaussianMLP, num_rollouts: int, phase: int, sampling_mode: str
-    ) -> tuple[PathBatch, ExecTimes]:
-        """Run :func:`collect_paths` on this actor's tasks: ``[T_local, N, H, ...]`` paths and
-        the seconds spent in the policy and the envs."""
-        return collect_paths(
-            self.envs, self.envs_per_task, policy, self.task_indices, num_rollouts,
-            self.max_path_length, self.seed, phase, sampling_mode,
-        )
-
-    def info(self) -> dict[str, Any]:
-        """``pid``, ``hostname``, ``tensorflow_imported`` and ``cpu_seconds`` of this actor."""
-        return {**process_info(), "hostname": os.uname().nodename}
+        super().__init__(cloudpickle.loads(blob), spec, lambda: cloudpickle.loads(blob))
 
 
-def _writable(paths: PathBatch) -> PathBatch:
-    """Copy of a path batch whose arrays are writable (Ray hands out read-only views)."""
-    return PathBatch(
-        observations=np.array(paths.observations),
-        actions=np.array(paths.actions),
-        rewards=np.array(paths.rewards),
-        mask=np.array(paths.mask),
-        agent_infos={k: np.array(v) for k, v in paths.agent_infos.items()},
-        env_infos={k: np.array(v) for k, v in paths.env_infos.items()},
-    )
+class RayTransport:
+    """Calls :class:`RolloutActor` s, one Ray actor (one CPU) per task block.
+
+    A dead actor (killed, crashed or on a lost node) is noticed within about
+    :data:`_POLL_SECONDS`. An actor's exception comes back as Ray's ``RayTaskError``; the reply
+    carries the original exception and Ray's traceback text.
+
+    Args:
+        env: the env the actors copy; serialised once with Ray's cloudpickle, so a class defined
+            in the running script is shipped by value, while a class from an installed module
+            must be importable on every node.
+        ray: the initialised ``ray`` module.
+    """
+
+    unit = "actor"
+    results_shared = True  # results are read-only views into the object store
+
+    def __init__(self, env: Any, ray: Any) -> None:
+        self._ray = ray
+        self._env = env
+        self.actors: list[Any] = []
+        self._refs: dict[int, Any] = {}
+
+    def start(self, specs: Sequence[WorkerSpec]) -> None:
+        """Create the actors and ask each for its :meth:`~RolloutWorker.info` (the ready reply)."""
+        actor_cls = self._ray.remote(num_cpus=1, max_restarts=0)(RolloutActor)
+        env_ref = self._ray.put(self._env)  # serialised once, shared by all actors
+        self.actors = [actor_cls.remote(env_ref, spec) for spec in specs]
+        for k in range(len(self.actors)):
+            self.submit(k, "info", ())
+
+    def submit(self, worker: int, method: str, args: tuple[Any, ...]) -> None:
+        """Start the remote call (arguments go through the object store)."""
+        self._refs[worker] = getattr(self.actors[worker], method).remote(*args)
+
+    def wait(self, pending: Collection[int], timeout: float | None) -> list[tuple[int, WorkerReply]]:
+        """Replies of the pending actors that are ready within ``min(timeout, _POLL_SECONDS)``."""
+        from ray.exceptions import GetTimeoutError, ObjectLostError, RayActorError, RayTaskError
+
+        ray = self._ray
+        refs = {self._refs[k]: k for k in pending}
+        poll = _POLL_SECONDS if timeout is None else min(timeout, _POLL_SECONDS)
+        ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=poll)
+        replies = []
+        for ref in ready:
+            k = refs[ref]
+            try:
+                value = ray.get(ref, timeout=_POLL_SECONDS)
+            except (RayActorError, ObjectLostError) as error:
+                summary = (str(error).splitlines() or [""])[0]
+                raise WorkerLost(k, f"{type(error).__name__}: {summary}") from error
+            except GetTimeoutError:  # reported ready but not fetchable yet: wait again
+                continue
+            except RayTaskError as error:
+                cause = getattr(error, "cause", None)
+                original = cause if isinstance(cause, BaseException) else error
+                replies.append((k, WorkerReply(
+                    error=original, error_summary=f"{type(original).__name__}: {original}",
+                    traceback=str(error),
+                )))
+            else:
+                replies.append((k, WorkerReply(value)))
+        return replies
+
+    def describe(self, worker: int) -> str:
+        """Nothing: an actor is named by its index and tasks."""
+        return ""
+
+    def hang_hint(self, what: str) -> str:
+        """At start: each actor needs a free CPU, and what the cluster has."""
+        if what != "start":
+            return ""
+        return (f" (each actor needs 1 free CPU; cluster resources: "
+                f"{self._ray.available_resources()})")
+
+    def close(self, wait_seconds: float) -> None:
+        """Kill the actors; Ray itself keeps running."""
+        for actor in self.actors:
+            with contextlib.suppress(Exception):
+                self._ray.kill(actor, no_restart=True)
+        self.actors, self._refs = [], {}
 
 
-class MetaRayEnvExecutor(ExecutorBase):
+class MetaRayEnvExecutor(WorkerPoolExecutor):
     """Run the tasks' environments in ``num_actors`` Ray actors, possibly on several machines.
 
     Actor ``k`` owns a contiguous block of tasks with ``envs_per_task`` env copies each and asks
     Ray for one CPU, so a cluster spreads the actors over its free cores. A dead actor (killed,
     crashed or on a lost node) makes the pending or next call raise a RuntimeError within about
-    a second, and closes the executor. An exception inside an actor is re-raised in the caller by
-    Ray (a ``RayTaskError`` that is also an instance of the original exception type, carrying
-    the actor's traceback); the executor stays usable.
+    a second, and closes the executor. An exception inside an actor is re-raised in the caller
+    (its original type, with the actor's traceback as ``__cause__``); the executor stays usable.
 
     Ray is initialised on first use if this process has not done so (see
     :func:`ensure_ray_initialized`); :meth:`close` kills the actors but leaves Ray running.
@@ -169,9 +187,7 @@ class MetaRayEnvExecutor(ExecutorBase):
     OpenBLAS reads it (checked with Ray 2.60: ``openblas_get_num_threads()`` is 1 in an actor).
 
     Args:
-        env: the :class:`~meta_policy_search.envs.MetaEnv` to copy; it is serialised once with
-            Ray's cloudpickle, so a class defined in the running script is shipped by value,
-            while a class from an installed module must be importable on every node.
+        env: the :class:`~meta_policy_search.envs.MetaEnv` to copy (see :class:`RayTransport`).
         meta_batch_size: number of tasks ``T``.
         envs_per_task: env copies per task ``E``.
         max_path_length: ``H``, steps per episode at most.
@@ -179,9 +195,12 @@ class MetaRayEnvExecutor(ExecutorBase):
         num_actors: number of actors, at most ``meta_batch_size``; ``None`` means
             ``min(CPUs of the Ray cluster, meta_batch_size)``.
         ray_address: cluster to connect to if Ray is not initialised yet; ``None``: a local one.
-        timeout: seconds a :meth:`collect` may take before it fails with a RuntimeError
-            (``None``: no limit; dead actors are detected regardless). Starting the actors may
-            take at most ``max(timeout, 120)`` seconds.
+        timeout: seconds a call may take before it fails with a RuntimeError (``None``: no
+            limit; dead actors are detected regardless; ``'auto'``: see
+            :class:`~meta_policy_search.samplers.worker_pool.SamplerTimeout`). Starting the
+            actors may take at least 120 seconds.
+        quota: the episodes each task gets per :meth:`collect`
+            (:func:`~meta_policy_search.samplers.quota.make_quota`), sent to the actors once.
 
     Raises:
         ImportError: if Ray is not installed.
@@ -200,170 +219,25 @@ class MetaRayEnvExecutor(ExecutorBase):
         seed: int = 0,
         num_actors: int | None = None,
         ray_address: str | None = None,
-        timeout: float | None = None,
+        timeout: float | str | None = None,
+        *,
+        quota: SamplingQuota,
     ) -> None:
-        self._actors: list[Any] = []
-        self._closed = True
-        self._init_sizes(meta_batch_size, envs_per_task, max_path_length, seed)
-        self.timeout = check_timeout(timeout)
+        meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
         if num_actors is not None:
-            num_actors = check_num_workers(
-                "num_actors", num_actors, self.meta_batch_size, "an actor"
-            )
-        self._init_spaces(env)
-
-        self._ray = ray = ensure_ray_initialized(ray_address)
+            num_actors = check_num_workers("num_actors", num_actors, meta_batch_size, "an actor")
+        ray = ensure_ray_initialized(ray_address)
         if num_actors is None:
             cpus = int(ray.cluster_resources().get("CPU", 1))
-            num_actors = max(1, min(cpus, self.meta_batch_size))
+            num_actors = max(1, min(cpus, meta_batch_size))
         self.num_actors = num_actors
-        self.task_blocks = split_task_blocks(self.meta_batch_size, num_actors)
-
-        actor_cls = ray.remote(num_cpus=1, max_restarts=0)(RolloutActor)
-        env_ref = ray.put(env)  # serialised once, shared by all actors
-        self._actors = [
-            actor_cls.remote(
-                env_ref, start, stop, self.envs_per_task, self.max_path_length, self.seed
-            )
-            for start, stop in self.task_blocks
-        ]
-        self._closed = False
-        startup_timeout = max(self.timeout or 0.0, 120.0)
-        self._gather([actor.info.remote() for actor in self._actors], "start", startup_timeout)
-
-    # ------------------------------------------------------------------ waiting on the actors
-    def _fail(self, message: str, cause: BaseException | None = None) -> None:
-        self.close()
-        raise RuntimeError(f"{message} (the executor is now closed)") from cause
-
-    def _gather(self, refs: list[Any], what: str, timeout: float | None) -> list[Any]:
-        """Wait for one result per actor, checking every ``_POLL_SECONDS`` for dead actors."""
-        ray = self._ray
-        from ray.exceptions import GetTimeoutError, ObjectLostError, RayActorError
-
-        pending = {ref: k for k, ref in enumerate(refs)}
-        results: list[Any] = [None] * len(refs)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while pending:
-            ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=_POLL_SECONDS)
-            for ref in ready:
-                k = pending.pop(ref)
-                try:
-                    results[k] = ray.get(ref, timeout=_POLL_SECONDS)
-                except (RayActorError, ObjectLostError) as error:
-                    start, stop = self.task_blocks[k]
-                    summary = (str(error).splitlines() or [""])[0]
-                    self._fail(
-                        f"Ray sampler actor {k} (tasks {start}..{stop - 1}) died during {what}: "
-                        f"{type(error).__name__}: {summary}",
-                        error,
-                    )
-                except GetTimeoutError:  # reported ready but not fetchable yet: wait again
-                    pending[ref] = k
-            if pending and deadline is not None and time.monotonic() > deadline:
-                waiting = ", ".join(
-                    f"{k} (tasks {self.task_blocks[k][0]}..{self.task_blocks[k][1] - 1})"
-                    for k in sorted(pending.values())
-                )
-                hint = ""
-                if what == "start":
-                    hint = (
-                        f" (each actor needs 1 free CPU; cluster resources: "
-                        f"{ray.available_resources()})"
-                    )
-                self._fail(f"Ray sampler actors {waiting} did not finish {what} after waiting "
-                           f"{timeout:g} s (the sampler timeout, --sampler_timeout){hint}")
-        return results
-
-    # ------------------------------------------------------------------ executor interface
-    def set_tasks(self, tasks: Sequence[Task]) -> None:
-        """Send each actor the tasks of its block.
-
-        Args:
-            tasks: ``meta_batch_size`` tasks, e.g. from ``env.sample_tasks``.
-
-        Raises:
-            ValueError: if the number of tasks is not ``meta_batch_size``.
-            RuntimeError: if an actor died or the executor is closed.
-        """
-        self._check_open()
-        tasks = check_tasks(tasks, self.meta_batch_size)
-        refs = [
-            actor.set_tasks.remote(tasks[start:stop])
-            for actor, (start, stop) in zip(self._actors, self.task_blocks)
-        ]
-        self._gather(refs, "set_tasks", self.timeout)
-        self._tasks_set = True
-
-    def collect(
-        self,
-        policy: NumpyGaussianMLP,
-        num_rollouts: int,
-        phase: int,
-        sampling_mode: str = "rollouts",
-    ) -> PathBatch:
-        """Collect ``num_rollouts`` episodes (or ``num_rollouts x H`` steps) for every task.
-
-        Args:
-            policy: per-task policies, ``num_tasks == meta_batch_size``; each actor's slice
-                is put into the object store once and fetched only by that actor.
-            num_rollouts: ``R``, episodes per task, or the per-task budget in units of ``H``.
-            phase: sampling-phase counter (``>= 0``) that, with the seed, fixes the randomness.
-            sampling_mode: ``'rollouts'`` or ``'budget'`` (see
-                :meth:`MetaIterativeEnvExecutor.collect
-                <meta_policy_search.samplers.MetaIterativeEnvExecutor.collect>`).
-
-        Returns:
-            A :class:`PathBatch` ``[T, N, H, ...]`` of writable arrays, identical to the
-            iterative executor's.
-
-        Raises:
-            ValueError: on a mismatched policy, bad sizes or an unknown ``sampling_mode`` (or
-                re-raised from an actor).
-            RuntimeError: if an actor died, the ``timeout`` passed, :meth:`set_tasks` was never
-                called or the executor is closed.
-        """
-        num_rollouts, phase, sampling_mode = self._check_collect_args(
-            policy, num_rollouts, phase, sampling_mode
+        self._ray_transport = RayTransport(env, ray)
+        super().__init__(
+            self._ray_transport, env, meta_batch_size, envs_per_task, max_path_length,
+            seed=seed, quota=quota, num_workers=num_actors, timeout=timeout,
         )
-        refs = [
-            actor.collect.remote(self._ray.put(policy.task_slice(start, stop)), num_rollouts,
-                                 phase, sampling_mode)
-            for actor, (start, stop) in zip(self._actors, self.task_blocks)
-        ]
-        batches, self.last_exec_times = split_worker_results(
-            self._gather(refs, "collect", self.timeout)
-        )
-        paths = concatenate_paths(batches)
-        # One actor: concatenate_paths returns its (read-only, object-store backed) arrays.
-        return _writable(paths) if len(batches) == 1 else paths
-
-    def worker_info(self) -> list[dict[str, Any]]:
-        """Diagnostics of each actor.
-
-        Returns:
-            One dict per actor: ``pid``, ``hostname``, ``tensorflow_imported`` (it should be
-            False) and ``cpu_seconds`` (the actor's CPU time so far).
-
-        Raises:
-            RuntimeError: if an actor died or the executor is closed.
-        """
-        self._check_open()
-        return self._gather([a.info.remote() for a in self._actors], "worker_info", self.timeout)
 
     @property
     def actors(self) -> list[Any]:
         """The Ray actor handles, one per task block (empty once closed)."""
-        return list(self._actors)
-
-    def close(self) -> None:
-        """Kill the actors (safe to call more than once); Ray itself keeps running."""
-        self._closed = True
-        for actor in self._actors:
-            with contextlib.suppress(Exception):
-                self._ray.kill(actor, no_restart=True)
-        self._actors = []
-
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):
-            self.close()
+        return list(self._ray_transport.actors)

@@ -1,22 +1,25 @@
-"""The rollout loop shared by every executor: whole padded episodes for a block of tasks.
-
-This module holds the ``'rollouts'`` sampling mode (exactly ``R`` episodes per task) and what
-both modes share; the ``'budget'`` mode is in :mod:`meta_policy_search.samplers.budget_rollout`.
+"""The one rollout loop every executor runs: whole padded episodes for a block of tasks.
 
 An executor owns ``envs_per_task`` (``E``) environment copies per task, as one
 :class:`~meta_policy_search.envs.batched.BatchedMetaEnv` of ``T x E`` envs: the env's own batched
-implementation when it has one (issue 7: whole-array dynamics, reward and observation), else an
+implementation when it has one (whole-array dynamics, reward and observation), else an
 :class:`~meta_policy_search.envs.batched.EnvList` that steps single envs one after the other.
-To collect ``R`` episodes per task it runs ``ceil(R / E)`` *waves*; in a wave, the first
-``min(E, R - r0)`` envs of every task step in lockstep for at most ``H`` steps. Each time step
-costs one batched policy evaluation (:meth:`NumpyGaussianMLP.sample` on ``[T, E, obs_dim]``) plus
-one batched env step of the running envs; everything else is whole-array numpy work on
-preallocated buffers.
 
-Randomness depends only on ``(seed, phase, global task index, rollout index)`` (see
-:func:`episode_randomness`): not on the number of envs per task, the wave an episode runs in or
-the worker that owns the task. This is what makes the iterative and the parallel executors
-return identical arrays.
+:func:`collect_paths` steps every running env copy once per *tick*: one batched policy evaluation
+(:meth:`NumpyGaussianMLP.sample` on ``[T, e, obs_dim]``, the first ``e`` copies of every task,
+idle ones included, their outputs unused) and one batched env step of the running copies. The
+executor's quota (:mod:`meta_policy_search.samplers.quota`) says which episode of its task a copy
+runs next, if any: exactly ``R`` episodes per task in waves of ``e <= E`` copies (``'rollouts'``)
+or, the original's step budget, episodes back to back on all ``E`` copies (``'budget'``). Steps are
+recorded time-major per copy and cut into episodes at the end.
+
+The width ``e`` of the policy's batch is part of the result: a batched matmul may round a row
+differently for a different number of rows, so it depends on the quota alone, never on the worker
+split or the timing.
+
+Randomness depends only on ``(seed, phase, global task index, episode index)`` (see
+:func:`episode_randomness`): not on the number of envs per task, the tick an episode starts at or
+the worker that owns the task. This is what makes every executor return identical arrays.
 
 This module imports only numpy (and the TF-free policy, env protocol and types), so sampler
 worker processes never load TensorFlow.
@@ -33,6 +36,7 @@ import numpy as np
 
 from meta_policy_search.envs.batched.base import BatchedMetaEnv
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
+from meta_policy_search.samplers.quota import SamplingQuota
 from meta_policy_search.types import PathBatch
 
 _RESET_SEED_BOUND = 2**31 - 1
@@ -60,20 +64,6 @@ class ExecTimes:
         )
 
 
-SAMPLING_MODES = ("rollouts", "budget")
-"""Names accepted as ``sampling_mode``: exactly ``R`` episodes per task, or the original's step
-budget of ``R x H`` real steps per task (see :mod:`meta_policy_search.samplers.budget_rollout`)."""
-
-
-def check_sampling_mode(sampling_mode: object) -> str:
-    """Return ``sampling_mode`` if it is one of :data:`SAMPLING_MODES`, else raise a ValueError."""
-    if sampling_mode not in SAMPLING_MODES:
-        raise ValueError(
-            f"sampling_mode must be one of {SAMPLING_MODES}, got {sampling_mode!r}"
-        )
-    return str(sampling_mode)
-
-
 def space_dim(space: Any, name: str) -> int:
     """Size of a flat (1-D) box space, used for observation and action spaces.
 
@@ -91,30 +81,6 @@ def space_dim(space: Any, name: str) -> int:
     if shape is None or len(shape) != 1:
         raise ValueError(f"env.{name} must be a 1-D Box, got {space!r}")
     return int(shape[0])
-
-
-def check_policy(policy: object, num_tasks: int, obs_dim: int, action_dim: int) -> None:
-    """Check that a sampling policy fits the executor's tasks and env.
-
-    Args:
-        policy: should be a :class:`NumpyGaussianMLP`.
-        num_tasks: expected number of tasks (the policy's leading axis).
-        obs_dim: observation size of the env.
-        action_dim: action size of the env.
-
-    Raises:
-        ValueError: on a wrong type, task count, input size or output size.
-    """
-    if not isinstance(policy, NumpyGaussianMLP):
-        raise ValueError(f"policy must be a NumpyGaussianMLP, got {type(policy).__name__}")
-    if policy.num_tasks != num_tasks:
-        raise ValueError(f"policy has {policy.num_tasks} tasks, expected {num_tasks}")
-    policy_obs_dim = policy.params["W0"].shape[1]
-    if policy_obs_dim != obs_dim:
-        raise ValueError(f"policy observation dim {policy_obs_dim} != env obs dim {obs_dim}")
-    last = policy.params[f"W{policy.num_layers - 1}"].shape[-1]
-    if last != action_dim or policy.params["log_std"].shape[-1] != action_dim:
-        raise ValueError(f"policy action dim {last} != env action dim {action_dim}")
 
 
 def episode_randomness(
@@ -142,33 +108,192 @@ def episode_randomness(
     return reset_seed, rng.standard_normal((max_path_length, action_dim))
 
 
-def _to_task_major(wave: np.ndarray, num_tasks: int, num_envs: int) -> np.ndarray:
-    """``[H, T * e, ...]`` (time-major wave buffer) -> ``[T, e, H, ...]``."""
-    horizon = wave.shape[0]
-    return np.moveaxis(wave.reshape((horizon, num_tasks, num_envs) + wave.shape[2:]), 0, 2)
+class _TaskEpisodes:
+    """Bookkeeping of one task's episodes during :func:`collect_paths`, keyed by episode ``k``.
+
+    Args:
+        task_index: global index of the task (seeds its episodes).
+        copies: the flat indices of the task's env copies.
+        run: the collection the task belongs to (its copies' running episodes and steps).
+    """
+
+    def __init__(self, task_index: int, copies: range, run: _Collection) -> None:
+        self.task_index = task_index
+        self.copies = copies
+        self._run = run
+        self.starts: dict[int, int] = {}
+        """Tick of each started episode's first step."""
+        self.envs: dict[int, int] = {}
+        """Flat env index that runs (ran) each started episode."""
+        self.lengths: dict[int, int] = {}
+        """Length of each started episode, -1 while it runs."""
+        self.completed_steps = 0
+        self.prefix_len = 0
+        """Number of leading episodes that are complete (they form the batch once ``done``)."""
+        self.prefix_steps = 0
+        self.done = False
+        """True once the complete prefix fills the quota: ``prefix_len`` is then the count."""
+
+    @property
+    def num_started(self) -> int:
+        """Episodes started so far."""
+        return len(self.lengths)
+
+    @property
+    def started_steps(self) -> int:
+        """Steps of the completed episodes plus those of the running ones so far."""
+        run = self._run
+        running = sum(int(run.steps[i]) for i in self.copies if run.episode[i] >= 0)
+        return self.completed_steps + running
+
+    def start(self, episode: int, env: int, tick: int) -> None:
+        """Record that ``env`` starts ``episode`` with its first step at ``tick``."""
+        self.starts[episode], self.envs[episode], self.lengths[episode] = tick, env, -1
+
+    def finish(self, episode: int, length: int) -> None:
+        """Record that ``episode`` ended after ``length`` steps; extend the complete prefix."""
+        run = self._run
+        self.lengths[episode] = length
+        self.completed_steps += length
+        while not self.done and self.lengths.get(self.prefix_len, -1) >= 0:
+            self.prefix_steps += self.lengths[self.prefix_len]
+            self.prefix_len += 1
+            self.done = run.quota.is_complete(self.prefix_len, self.prefix_steps, run.horizon)
 
 
-def wave_env_indices(num_tasks: int, envs_per_task: int, num_envs: int) -> np.ndarray:
-    """Flat env indices ``t * E + j`` (task-major) of the first ``num_envs`` envs of every task."""
-    return (np.arange(num_tasks)[:, None] * envs_per_task + np.arange(num_envs)).reshape(-1)
+class _Collection:
+    """The state of one collection over ``T x E`` envs (flat index ``t * E + j``)."""
+
+    def __init__(
+        self,
+        envs: BatchedMetaEnv,
+        envs_per_task: int,
+        task_indices: Sequence[int],
+        quota: SamplingQuota,
+        max_path_length: int,
+        seed: int,
+        phase: int,
+    ) -> None:
+        self.num_tasks, self.envs_per_task = len(task_indices), envs_per_task
+        self.envs, self.quota = envs, quota
+        self.obs_dim = space_dim(envs.observation_space, "observation_space")
+        self.act_dim = space_dim(envs.action_space, "action_space")
+        self.horizon = max_path_length
+        self.seed, self.phase = seed, phase
+        num_envs = self.num_tasks * envs_per_task
+        self.tasks = [
+            _TaskEpisodes(int(task_index), range(t * envs_per_task, (t + 1) * envs_per_task), self)
+            for t, task_index in enumerate(task_indices)
+        ]
+        self.episode = [-1] * num_envs  # running episode index k per env, -1 when idle
+        self.copy_episodes = [0] * num_envs  # episodes each env copy has started
+        self.steps = np.zeros(num_envs, dtype=np.int64)  # steps taken in the running episode
+        self.obs_now = np.zeros((num_envs, self.obs_dim))
+        self.noise = np.zeros((num_envs, self.horizon, self.act_dim))
+
+    def start(self, candidates: Iterable[int], tick: int) -> list[int]:
+        """Start the next episode (as the quota says) on each idle env of ``candidates``.
+
+        Args:
+            candidates: idle envs, ascending (a lower env takes the lower episode index).
+            tick: the tick of the new episodes' first step.
+
+        Returns:
+            The envs that started an episode, ascending (the others stay idle).
+        """
+        started, seeds = [], []
+        for i in candidates:
+            task = self.tasks[i // self.envs_per_task]
+            k = self.quota.next_episode(
+                task, i % self.envs_per_task, self.copy_episodes[i], self.envs_per_task,
+                self.horizon,
+            )
+            if k is None:
+                continue
+            reset_seed, self.noise[i] = episode_randomness(
+                self.seed, self.phase, task.task_index, k, self.horizon, self.act_dim
+            )
+            self.episode[i], self.steps[i] = k, 0
+            self.copy_episodes[i] += 1
+            task.start(k, i, tick)
+            started.append(i)
+            seeds.append(reset_seed)
+        if started:
+            self.obs_now[started] = self.envs.reset(np.array(started), seeds)
+        return started
+
+    def _stop(self, i: int) -> None:
+        self.episode[i], self.steps[i] = -1, 0
+
+    def end_episodes(
+        self, finished: list[int], still_running: np.ndarray, tick: int
+    ) -> np.ndarray:
+        """Handle the envs whose episode ended at ``tick - 1``; return the envs running at ``tick``.
+
+        Args:
+            finished: envs whose episode just ended, ascending.
+            still_running: the other envs that stepped, ascending.
+            tick: the next tick.
+
+        Returns:
+            The running envs, ascending: ``still_running`` without the envs of tasks that are now
+            done (their extra episodes are dropped), plus the finished envs that start a new
+            episode.
+        """
+        for i in finished:
+            self.tasks[i // self.envs_per_task].finish(self.episode[i], int(self.steps[i]))
+            self._stop(i)
+        restarted = [] if self.quota.waves else self.start(finished, tick)
+        keep = [i for i in still_running.tolist() if not self.tasks[i // self.envs_per_task].done]
+        if len(keep) < len(still_running):
+            for i in set(still_running.tolist()) - set(keep):
+                self._stop(i)
+        running = sorted(keep + restarted) if restarted else keep
+        return np.array(running, dtype=np.int64)
 
 
-def collect_rollouts(
+def _first_copies(
+    flat: np.ndarray, num_tasks: int, envs_per_task: int, width: int,
+    values: np.ndarray | None = None,
+) -> np.ndarray:
+    """Read (or, given ``values``, write) the first ``width`` copies of every task.
+
+    Args:
+        flat: ``[T * E, d]`` rows, flat index ``t * E + j``.
+        num_tasks: ``T``.
+        envs_per_task: ``E``.
+        width: ``e <= E``.
+        values: ``[T, e, d]`` to store into those rows, or ``None`` to read them.
+
+    Returns:
+        The ``[T, e, d]`` rows (C-contiguous: a strided matmul input may round differently).
+    """
+    by_task = flat.reshape(num_tasks, envs_per_task, -1)
+    if values is not None:
+        by_task[:, :width] = values
+        return values
+    if width == envs_per_task:
+        return by_task
+    return np.ascontiguousarray(by_task[:, :width])
+
+
+def collect_paths(
     envs: BatchedMetaEnv,
     envs_per_task: int,
     policy: NumpyGaussianMLP,
     task_indices: Sequence[int],
-    num_rollouts: int,
+    quota: SamplingQuota,
     max_path_length: int,
     seed: int,
     phase: int,
     exec_times: ExecTimes | None = None,
 ) -> PathBatch:
-    """Run ``num_rollouts`` episodes per task with the given envs and policy.
+    """Collect each task's episodes as ``quota`` says, with the given envs and policy.
 
     The envs must already be set to their tasks. Padded steps (after an episode terminated or
-    was truncated) are zero in every array and have ``mask == 0``; the terminating step itself
-    is real. The env's per-step infos are stacked into ``env_infos``.
+    was truncated at ``H``) and padded episodes are zero in every array and have ``mask == 0``;
+    the terminating step itself is real. The env's per-step infos are stacked into
+    ``env_infos``.
 
     Args:
         envs: ``len(task_indices) * envs_per_task`` envs; env ``t * E + j`` is the ``j``-th copy
@@ -177,109 +302,104 @@ def collect_rollouts(
         envs_per_task: ``E``, env copies per task.
         policy: per-task policies of these tasks (``num_tasks == len(task_indices)``).
         task_indices: global index of each local task, used to derive randomness.
-        num_rollouts: ``R``, episodes per task.
+        quota: which episodes each task gets (:mod:`meta_policy_search.samplers.quota`).
         max_path_length: ``H``, steps per episode at most.
         seed: root seed, ``>= 0``.
         phase: sampling-phase counter, ``>= 0``.
-        exec_times: if given, the seconds spent in the policy and the envs are added to it.
+        exec_times: if given, the seconds spent in the policy and the envs (steps, and resets
+            with the episode bookkeeping around them) are added to it.
 
     Returns:
-        A :class:`PathBatch` with leading dimensions ``[len(task_indices), R, H]``.
+        A :class:`PathBatch` ``[len(task_indices), N, H, ...]`` with
+        ``N = quota.num_slots(max_t n_t)`` (``R`` for ``'rollouts'``, a ladder size for
+        ``'budget'``); task ``t``'s episodes ``0 .. n_t - 1`` are real, the rest padding.
 
     Raises:
         ValueError: if an env's info lacks a key that the first step's info had.
     """
-    num_tasks = len(task_indices)
-    obs_dim = space_dim(envs.observation_space, "observation_space")
-    act_dim = space_dim(envs.action_space, "action_space")
-    horizon = max_path_length
-    shape = (num_tasks, num_rollouts, horizon)
+    run = _Collection(envs, envs_per_task, task_indices, quota, max_path_length, seed, phase)
+    num_tasks = run.num_tasks
+    num_envs, obs_dim, act_dim = envs.num_envs, run.obs_dim, run.act_dim
+    capacity = quota.max_ticks(envs_per_task, max_path_length)
+    obs_w = np.empty((capacity, num_envs, obs_dim), dtype=np.float32)
+    act_w = np.empty((capacity, num_envs, act_dim), dtype=np.float32)
+    mean_w = np.empty((capacity, num_envs, act_dim), dtype=np.float32)
+    log_std_w = np.empty((capacity, num_envs, act_dim), dtype=np.float32)
+    rew_w = np.empty((capacity, num_envs), dtype=np.float32)
+    info_w: dict[str, np.ndarray] | None = None
+    env_range = np.arange(num_envs)
+    obs_now, steps = run.obs_now, run.steps
 
-    reset_seeds = np.empty((num_tasks, num_rollouts), dtype=np.int64)
-    noise = np.empty(shape + (act_dim,))
-    for t, task_index in enumerate(task_indices):
-        for r in range(num_rollouts):
-            reset_seeds[t, r], noise[t, r] = episode_randomness(
-                seed, phase, int(task_index), r, horizon, act_dim
-            )
-
-    observations = np.zeros(shape + (obs_dim,), dtype=np.float32)
-    actions = np.zeros(shape + (act_dim,), dtype=np.float32)
-    means = np.zeros(shape + (act_dim,), dtype=np.float32)
-    log_stds = np.zeros(shape + (act_dim,), dtype=np.float32)
-    rewards = np.zeros(shape, dtype=np.float32)
-    lengths = np.full((num_tasks, num_rollouts), horizon, dtype=np.int64)
-    env_infos: dict[str, np.ndarray] = {}
-    policy_seconds = env_seconds = 0.0
     clock = time.perf_counter
-
-    for r0 in range(0, num_rollouts, envs_per_task):
-        e = min(envs_per_task, num_rollouts - r0)
-        wave_envs = wave_env_indices(num_tasks, envs_per_task, e)
-        n = len(wave_envs)
-        tic = clock()
-        obs_now = envs.reset(wave_envs, reset_seeds[:, r0 : r0 + e].reshape(-1).tolist())
-        env_seconds += clock() - tic
-        wave_noise = noise[:, r0 : r0 + e]  # [T, e, H, act]
-        obs_w = np.empty((horizon, n, obs_dim), dtype=np.float32)
-        act_w = np.empty((horizon, n, act_dim), dtype=np.float32)
-        mean_w = np.empty((horizon, n, act_dim), dtype=np.float32)
-        log_std_w = np.empty((horizon, n, act_dim), dtype=np.float32)
-        rew_w = np.zeros((horizon, n), dtype=np.float32)
-        info_w: dict[str, np.ndarray] | None = None
-        wave_lengths = np.full(n, horizon, dtype=np.int64)
-        active = np.arange(n)
-
-        for h in range(horizon):
+    policy_seconds = env_seconds = 0.0
+    tick, width = 0, envs_per_task
+    running = np.zeros(0, dtype=np.int64)
+    while True:
+        if not len(running):  # the first wave, or the next one (``quota.waves``)
             tic = clock()
-            act_h, dist = policy.sample(obs_now.reshape(num_tasks, e, obs_dim), wave_noise[:, :, h])
-            policy_seconds += clock() - tic
-            # The envs get exactly the stored (float32) actions, so stored data replay exactly.
-            act_w[h] = act_h.reshape(n, act_dim)
-            obs_w[h] = obs_now
-            mean_w[h] = dist["mean"].reshape(n, act_dim)
-            log_std_w[h] = dist["log_std"].reshape(n, act_dim)
-            tic = clock()
-            step = envs.step(wave_envs[active], act_w[h][active])
+            started = run.start(range(num_envs), tick)
             env_seconds += clock() - tic
-            obs_now[active] = step.observations
-            rew_w[h, active] = step.rewards
-            if info_w is None:
-                info_w = {key: np.zeros((horizon, n), dtype=np.float32) for key in step.infos}
-            record_infos(info_w, step.infos, h, active)
-            if step.dones.any():
-                wave_lengths[active[step.dones]] = h + 1
-                active = active[~step.dones]
-                if not len(active):
-                    break
-
-        # Steps after the last active env finished were never written: zero them out below via
-        # the mask (the buffers are np.empty for speed).
-        wave = slice(r0, r0 + e)
-        observations[:, wave] = _to_task_major(obs_w, num_tasks, e)
-        actions[:, wave] = _to_task_major(act_w, num_tasks, e)
-        means[:, wave] = _to_task_major(mean_w, num_tasks, e)
-        log_stds[:, wave] = _to_task_major(log_std_w, num_tasks, e)
-        rewards[:, wave] = _to_task_major(rew_w, num_tasks, e)
-        for key, buf in (info_w or {}).items():
-            if key not in env_infos:
-                env_infos[key] = np.zeros(shape, dtype=np.float32)
-            env_infos[key][:, wave] = _to_task_major(buf, num_tasks, e)
-        lengths[:, wave] = wave_lengths.reshape(num_tasks, e)
-
+            if not started:
+                break
+            running = np.array(started, dtype=np.int64)
+            width = max(i % envs_per_task for i in started) + 1
+        noise = run.noise[env_range, steps]
+        tic = clock()
+        act_h, dist = policy.sample(
+            _first_copies(obs_now, num_tasks, envs_per_task, width),
+            _first_copies(noise, num_tasks, envs_per_task, width),
+        )
+        policy_seconds += clock() - tic
+        # The envs get exactly the stored (float32) actions, so stored data replay exactly.
+        _first_copies(act_w[tick], num_tasks, envs_per_task, width, act_h)
+        obs_w[tick] = obs_now
+        _first_copies(mean_w[tick], num_tasks, envs_per_task, width, dist["mean"])
+        _first_copies(log_std_w[tick], num_tasks, envs_per_task, width, dist["log_std"])
+        tic = clock()
+        step = envs.step(running, act_w[tick][running])
+        env_seconds += clock() - tic
+        obs_now[running] = step.observations
+        rew_w[tick, running] = step.rewards
+        if info_w is None:
+            info_w = {key: np.zeros((capacity, num_envs), np.float32) for key in step.infos}
+        record_infos(info_w, step.infos, tick, running)
+        steps[running] += 1
+        ended = step.dones | (steps[running] == max_path_length)
+        tick += 1
+        if ended.any():
+            tic = clock()
+            running = run.end_episodes(running[ended].tolist(), running[~ended], tick)
+            env_seconds += clock() - tic
     if exec_times is not None:
         exec_times.policy_seconds += policy_seconds
         exec_times.env_seconds += env_seconds
-    padding = np.arange(horizon) >= lengths[..., None]  # [T, R, H]
-    for array in (observations, actions, means, log_stds, rewards, *env_infos.values()):
-        array[padding] = 0.0
+
+    counts = [task.prefix_len for task in run.tasks]
+    num_slots = quota.num_slots(max(counts))
+    starts = np.zeros((num_tasks, num_slots), dtype=np.int64)
+    env_of = np.zeros((num_tasks, num_slots), dtype=np.int64)
+    lengths = np.zeros((num_tasks, num_slots), dtype=np.int64)
+    for t, (task, count) in enumerate(zip(run.tasks, counts)):
+        for k in range(count):
+            starts[t, k], env_of[t, k], lengths[t, k] = task.starts[k], task.envs[k], task.lengths[k]
+    time_index = np.arange(max_path_length)
+    padding = time_index >= lengths[..., None]  # [T, N, H]
+    tick_index = np.minimum(starts[..., None] + time_index, max(tick - 1, 0))
+    env_index = np.broadcast_to(env_of[..., None], padding.shape)
+
+    def gather(buffer: np.ndarray) -> np.ndarray:
+        """``[ticks, T * E, ...]`` time-major buffer -> ``[T, N, H, ...]`` episodes."""
+        episodes = buffer[tick_index, env_index]
+        episodes[padding] = 0.0
+        return episodes
+
     return PathBatch(
-        observations=observations,
-        actions=actions,
-        rewards=rewards,
+        observations=gather(obs_w),
+        actions=gather(act_w),
+        rewards=gather(rew_w),
         mask=(~padding).astype(np.float32),
-        agent_infos={"mean": means, "log_std": log_stds},
-        env_infos=env_infos,
+        agent_infos={"mean": gather(mean_w), "log_std": gather(log_std_w)},
+        env_infos={key: gather(buffer) for key, buffer in (info_w or {}).items()},
     )
 
 
@@ -298,54 +418,3 @@ def record_infos(
         )
     for key, buffer in buffers.items():
         buffer[row, columns] = infos[key]
-
-
-def concatenate_paths(batches: Sequence[PathBatch]) -> PathBatch:
-    """Join path batches of disjoint task blocks along the task axis (in the given order).
-
-    Batches with fewer episodes than the largest (``'budget'`` mode: each worker's episode axis
-    is its own bucket) get whole padded episodes (all zero, mask 0) appended first.
-
-    Args:
-        batches: path batches with equal ``H`` and info keys.
-
-    Returns:
-        One :class:`PathBatch` whose task axis is the concatenation of the inputs' and whose
-        episode axis is the largest of theirs.
-
-    Raises:
-        ValueError: if the batches' env-info keys differ.
-    """
-    if len(batches) == 1:
-        return batches[0]
-    keys = set(batches[0].env_infos)
-    for batch in batches[1:]:
-        if set(batch.env_infos) != keys:
-            raise ValueError(
-                f"workers returned different env_infos keys: {sorted(keys)} vs "
-                f"{sorted(batch.env_infos)}"
-            )
-    num_episodes = max(batch.mask.shape[1] for batch in batches)
-
-    def cat(arrays: Iterable[np.ndarray]) -> np.ndarray:
-        parts = list(arrays)
-        if all(part.shape[1] == num_episodes for part in parts):
-            return np.concatenate(parts, axis=0)
-        first = parts[0]
-        out = np.zeros(
-            (sum(len(part) for part in parts), num_episodes) + first.shape[2:], first.dtype
-        )
-        start = 0
-        for array in parts:
-            out[start : start + len(array), : array.shape[1]] = array
-            start += len(array)
-        return out
-
-    return PathBatch(
-        observations=cat(b.observations for b in batches),
-        actions=cat(b.actions for b in batches),
-        rewards=cat(b.rewards for b in batches),
-        mask=cat(b.mask for b in batches),
-        agent_infos={k: cat(b.agent_infos[k] for b in batches) for k in batches[0].agent_infos},
-        env_infos={k: cat(b.env_infos[k] for b in batches) for k in batches[0].env_infos},
-    )

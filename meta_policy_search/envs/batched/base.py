@@ -1,9 +1,8 @@
 """The batched-env protocol: many copies of one :class:`~meta_policy_search.envs.MetaEnv` stepped
 as whole arrays.
 
-The rollout loops (:mod:`meta_policy_search.samplers.rollout`,
-:mod:`meta_policy_search.samplers.budget_rollout`) step a :class:`BatchedMetaEnv` of ``num_envs``
-envs, each set to its own task. A MetaEnv that can compute its dynamics, reward, observation and
+The rollout loop (:mod:`meta_policy_search.samplers.rollout`) steps a :class:`BatchedMetaEnv` of
+``num_envs`` envs, each set to its own task. A MetaEnv that can compute its dynamics, reward, observation and
 termination for many copies at once returns one from ``make_batched(num_envs)``
 (:func:`make_batched_env`); any other env is stepped one copy at a time through
 :class:`EnvList`, which gives the same results by construction. Issue 7: the per-env Python of
@@ -23,6 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from meta_policy_search.envs.base import batched_form
 from meta_policy_search.types import Task
 
 
@@ -161,7 +161,8 @@ def check_num_tasks(tasks: Sequence[Task], num_envs: int) -> None:
 def make_batched_env(
     env: Any, num_envs: int, copy_env: Callable[[], Any], use_batched: bool = True
 ) -> BatchedMetaEnv:
-    """``num_envs`` copies of ``env``: its own batched implementation if it has one, else an
+    """``num_envs`` copies of ``env``: its own batched implementation if it has one (and it
+    reproduces ``env``'s class, see :func:`~meta_policy_search.envs.base.batched_form`), else an
     :class:`EnvList` of copies.
 
     Args:
@@ -173,8 +174,7 @@ def make_batched_env(
     Returns:
         A :class:`BatchedMetaEnv`.
     """
-    make = getattr(env, "make_batched", None)
-    batched = make(num_envs) if use_batched and make is not None else None
+    batched = batched_form(env, num_envs) if use_batched else None
     if batched is not None:
         return batched
     return EnvList([copy_env() for _ in range(num_envs)])

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from gymnasium.envs.mujoco.ant_v5 import AntEnv
 
+from meta_policy_search.envs.batched.mujoco import MujocoRows, squared_norms
 from meta_policy_search.envs.mujoco_envs.common import (
     ForwardRewardEnv,
     HealthyTerminationMixin,
@@ -33,12 +36,58 @@ class AntTorsoMixin(MujocoMetaEnv):
             "reward_contact": -clipped_contact_cost(self.data.cfrc_ext, CONTACT_COST_WEIGHT),
         }
 
+    # ------------------------------------------------------------------ batched form
+    batched_contact = True
+    batched_gaussian_reset_velocity = True
+
+    def batched_extra_fields(self, model: Any) -> dict[str, int]:
+        """The torso's x, y (the position whose difference is the velocity)."""
+        return {"torso_xy": 2}
+
+    def batched_extra_views(self, model: Any, data: Any) -> tuple[np.ndarray, ...]:
+        """A view of the torso's x, y in ``data``."""
+        return (data.xpos[model.body("torso").id, :2],)
+
+    def batched_positions(self, rows: MujocoRows) -> np.ndarray:
+        """The torso's x, y for each row."""
+        return rows["torso_xy"]
+
+    def batched_observations(self, rows: MujocoRows) -> np.ndarray:
+        """gymnasium Ant's observation (clipped contact forces of the bodies) for each row."""
+        qpos = rows["qpos"]
+        exclude = self._exclude_current_positions_from_observation
+        low, high = self._contact_force_range
+        contact = np.clip(rows["cfrc_ext"][:, 6:], low, high)
+        return np.concatenate([qpos[:, 2:] if exclude else qpos, rows["qvel"], contact], axis=1)
+
+    def batched_ant_costs(
+        self, rows: MujocoRows, action: np.ndarray, ctrl_cost_weight: float
+    ) -> dict[str, np.ndarray]:
+        """:meth:`_ant_costs` for each row."""
+        clipped = np.clip(rows["cfrc_ext"], -1.0, 1.0)
+        contact = CONTACT_COST_WEIGHT * np.sum(np.square(clipped), axis=1)
+        return {"reward_ctrl": -ctrl_cost_weight * squared_norms(action), "reward_contact": -contact}
+
 
 class AntForwardMixin(AntTorsoMixin, HealthyTerminationMixin, ForwardRewardEnv):
     """Costs, survive bonus, termination and diagnostics of the Ant direction envs."""
 
     def _cost_terms(self, action: np.ndarray) -> dict[str, float]:
         return {**self._ant_costs(action, CTRL_COST_WEIGHT), "reward_survive": SURVIVE_REWARD}
+
+    def batched_cost_terms(self, rows: MujocoRows, action: np.ndarray) -> dict[str, np.ndarray]:
+        """:meth:`_cost_terms` for each row."""
+        return {
+            **self.batched_ant_costs(rows, action, CTRL_COST_WEIGHT),
+            "reward_survive": np.full(len(action), SURVIVE_REWARD),
+        }
+
+    def batched_terminated(self, rows: MujocoRows) -> np.ndarray:
+        """gymnasium Ant's unhealthy test (non-finite state or torso z out of range)."""
+        qpos = rows["qpos"]
+        min_z, max_z = self._healthy_z_range
+        finite = np.all(np.isfinite(rows.state), axis=1)
+        return ~(finite & (min_z <= qpos[:, 2]) & (qpos[:, 2] <= max_z))
 
     def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
         """Forward-return statistics and ``AverageCtrlCost`` (see :mod:`.diagnostics`)."""

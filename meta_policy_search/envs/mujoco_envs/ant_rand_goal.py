@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from gymnasium.envs.mujoco.ant_v5 import AntEnv
 
+from meta_policy_search.envs.batched.mujoco import MujocoRows, row_dots
 from meta_policy_search.envs.mujoco_envs.ant_rand_direc import AntTorsoMixin
 from meta_policy_search.envs.mujoco_envs.diagnostics import goal_diagnostics
 from meta_policy_search.envs.mujoco_envs.tasks import GoalTaskEnv
@@ -49,6 +50,18 @@ class AntRandGoalEnv(AntTorsoMixin, GoalTaskEnv, AntEnv):
             "reward_forward": -float(np.sum(np.abs(offset))),
             **self._ant_costs(action, CTRL_COST_WEIGHT),
             "goal_distance": float(np.linalg.norm(offset)),
+        }
+
+    def batched_step_info(
+        self, rows: MujocoRows, task: np.ndarray, before: np.ndarray, after: np.ndarray,
+        action: np.ndarray,
+    ) -> dict[str, np.ndarray]:
+        """:meth:`_step_info` for each row."""
+        offset = after - task
+        return {
+            "reward_forward": -(np.abs(offset[:, 0]) + np.abs(offset[:, 1])),
+            **self.batched_ant_costs(rows, action, CTRL_COST_WEIGHT),
+            "goal_distance": np.sqrt(row_dots(offset, offset)),
         }
 
     def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:

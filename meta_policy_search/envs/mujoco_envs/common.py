@@ -20,6 +20,7 @@ from gymnasium import utils
 from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
 
 from meta_policy_search.envs.base import MetaEnv
+from meta_policy_search.envs.batched.mujoco import BatchedMujocoEnv, MujocoRows, squared_norms
 from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_diagnostics
 from meta_policy_search.types import PathBatch, Task
 
@@ -51,6 +52,14 @@ class MujocoMetaEnv(MetaEnv, MujocoEnv, utils.EzPickle):
         # Defined by the concrete gymnasium env that follows this class in the MRO; declared for
         # the type checker only, as a definition here would shadow the env's own.
         def _get_obs(self) -> np.ndarray: ...
+
+        # gymnasium robot settings the batched hooks read (each robot has some of them)
+        _exclude_current_positions_from_observation: bool
+        _reset_noise_scale: float
+        _healthy_z_range: tuple[float, float]
+        _healthy_angle_range: tuple[float, float]
+        _healthy_state_range: tuple[float, float]
+        _contact_force_range: tuple[float, float]
 
     def _finish_meta_init(self, task: Task, render_mode: str | None) -> None:
         """Record the constructor arguments for pickling and set the initial task.
@@ -111,11 +120,68 @@ class MujocoMetaEnv(MetaEnv, MujocoEnv, utils.EzPickle):
         return self._get_obs(), reward, terminated, False, info
 
     def make_batched(self, num_envs: int) -> BatchedMetaEnv:
-        """``num_envs`` copies stepped with per-copy ``MjData`` and array maths (see
-        :mod:`meta_policy_search.envs.batched.mujoco`)."""
-        from meta_policy_search.envs.batched.mujoco import BatchedMujocoEnv
-
+        """``num_envs`` copies stepped with per-copy ``MjData`` and this env's ``batched_*``
+        array maths (see :mod:`meta_policy_search.envs.batched.mujoco`)."""
         return BatchedMujocoEnv(self, num_envs)
+
+    # ------------------------------------------------------------------ batched form
+    # What BatchedMujocoEnv computes for many copies at once: each hook is the array twin of
+    # the single env's step (same float operations in the same order, so bit-identical results),
+    # kept here next to the maths it reproduces.
+    batched_contact: ClassVar[bool] = False
+    """Whether the batched rows hold the contact forces ``cfrc_ext`` (``mj_rnePostConstraint``
+    after each step) and the fields of :meth:`batched_extra_views`."""
+    batched_gaussian_reset_velocity: ClassVar[bool] = False
+    """Whether the robot's ``reset_model`` draws its velocity noise Gaussian (half-cheetah, ant)
+    instead of uniform."""
+
+    def batched_extra_fields(self, model: Any) -> dict[str, int]:
+        """Names and sizes of the data fields the rows hold after ``qpos``, ``qvel`` and
+        ``cfrc_ext`` (contact envs only)."""
+        return {}
+
+    def batched_extra_views(self, model: Any, data: Any) -> tuple[np.ndarray, ...]:
+        """Views into ``data`` of :meth:`batched_extra_fields`, in the same order."""
+        return ()
+
+    def batched_task_value(self) -> Any:
+        """The current task as the array the batched reward reads (``0.0``: none, e.g. the
+        rand-params envs, whose task lives in the model)."""
+        return 0.0
+
+    def batched_task_model(self, model: Any) -> Any | None:
+        """A copy of ``model`` with the current task's parameters, or ``None`` if the task does
+        not change the model."""
+        return None
+
+    def batched_positions(self, rows: MujocoRows) -> np.ndarray:
+        """``[k, p]``: :meth:`_position` for each row."""
+        return rows["qpos"][:, 0:1]
+
+    def batched_observations(self, rows: MujocoRows) -> np.ndarray:
+        """``[k, obs_dim]``: the robot's ``_get_obs`` for each row (``qpos[1:]``, ``qvel``)."""
+        qpos = rows["qpos"]
+        exclude = self._exclude_current_positions_from_observation
+        return np.concatenate([qpos[:, 1:] if exclude else qpos, rows["qvel"]], axis=1)
+
+    def batched_terminated(self, rows: MujocoRows) -> np.ndarray:
+        """``[k]`` bool: :meth:`_is_terminated` for each row (never, unless overridden)."""
+        return np.zeros(len(rows), dtype=bool)
+
+    def batched_step_info(
+        self, rows: MujocoRows, task: np.ndarray, before: np.ndarray, after: np.ndarray,
+        action: np.ndarray,
+    ) -> dict[str, np.ndarray]:
+        """:meth:`_step_info` for every stepped copy, each entry ``[k]``, in the same key order.
+
+        Args:
+            rows: the stepped copies' data fields.
+            task: ``[k, ...]`` :meth:`batched_task_value` of each copy's task.
+            before: ``[k, p]`` positions before the step.
+            after: ``[k, p]`` positions after it.
+            action: ``[k, act_dim]`` actions.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no batched step info")
 
     def _get_reset_info(self) -> dict[str, float]:
         # Reset infos are not part of the rollout data; keep them empty rather than leak
@@ -165,6 +231,10 @@ class HealthyTerminationMixin(MujocoMetaEnv):
     def _is_terminated(self) -> bool:
         return not self.is_healthy
 
+    def batched_terminated(self, rows: MujocoRows) -> np.ndarray:
+        """The robot's healthy test for each row: each robot's mixin defines it."""
+        raise NotImplementedError(f"no batched termination test for {type(self).__name__}")
+
 
 class ForwardRewardEnv(MujocoMetaEnv):
     """Step info of the locomotion envs: ``forward_vel``, ``reward_forward``, then the costs.
@@ -195,6 +265,34 @@ class ForwardRewardEnv(MujocoMetaEnv):
         if self.survive_reward is not None:
             costs["reward_survive"] = self.survive_reward
         return costs
+
+    def batched_forward_velocity(self, task: np.ndarray, velocity: np.ndarray) -> np.ndarray:
+        """``[k]``: :meth:`_forward_velocity` for each row (the x velocity)."""
+        return velocity[:, 0]
+
+    def batched_forward_reward(self, task: np.ndarray, forward_vel: np.ndarray) -> np.ndarray:
+        """``[k]``: :meth:`_forward_reward` for each row."""
+        return forward_vel
+
+    def batched_cost_terms(self, rows: MujocoRows, action: np.ndarray) -> dict[str, np.ndarray]:
+        """:meth:`_cost_terms` for each row."""
+        costs = {"reward_ctrl": -self.ctrl_cost_weight * squared_norms(action)}
+        if self.survive_reward is not None:
+            costs["reward_survive"] = np.full(len(action), float(self.survive_reward))
+        return costs
+
+    def batched_step_info(
+        self, rows: MujocoRows, task: np.ndarray, before: np.ndarray, after: np.ndarray,
+        action: np.ndarray,
+    ) -> dict[str, np.ndarray]:
+        """``forward_vel``, ``reward_forward``, then the costs, as :meth:`_step_info`."""
+        velocity = (after - before) / float(self.dt)
+        forward_vel = self.batched_forward_velocity(task, velocity)
+        return {
+            "forward_vel": forward_vel,
+            "reward_forward": self.batched_forward_reward(task, forward_vel),
+            **self.batched_cost_terms(rows, action),
+        }
 
     def _step_info(
         self, position_before: np.ndarray, position_after: np.ndarray, action: np.ndarray
@@ -237,6 +335,25 @@ def mujoco_warnings_to_python() -> Iterator[None]:
 def squared_norm(action: np.ndarray) -> float:
     """``||action||^2`` as a Python float."""
     return float(np.dot(action, action))
+
+
+def planar_observations(env: MujocoMetaEnv, rows: MujocoRows) -> np.ndarray:
+    """``[k, obs_dim]``: Hopper's and Walker2d's ``_get_obs`` (``qpos[1:]``, ``qvel`` clipped to
+    ``[-10, 10]``) for each row."""
+    qpos = rows["qpos"]
+    exclude = env._exclude_current_positions_from_observation
+    qvel = np.clip(rows["qvel"], -10, 10)
+    return np.concatenate([qpos[:, 1:] if exclude else qpos, qvel], axis=1)
+
+
+def planar_healthy(env: Any, rows: MujocoRows) -> np.ndarray:
+    """``[k]`` bool: Hopper's and Walker2d's height and angle test (``env`` has gymnasium's
+    ``_healthy_z_range`` and ``_healthy_angle_range``)."""
+    qpos = rows["qpos"]
+    z, angle = qpos[:, 1], qpos[:, 2]
+    min_z, max_z = env._healthy_z_range
+    min_angle, max_angle = env._healthy_angle_range
+    return (min_z < z) & (z < max_z) & (min_angle < angle) & (angle < max_angle)
 
 
 def clipped_contact_cost(cfrc_ext: np.ndarray, weight: float) -> float:

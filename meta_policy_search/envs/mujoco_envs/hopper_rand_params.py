@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
 from gymnasium.envs.mujoco.hopper_v5 import HopperEnv
 
-from meta_policy_search.envs.mujoco_envs.common import ForwardRewardEnv, HealthyTerminationMixin
+from meta_policy_search.envs.batched.mujoco import MujocoRows
+from meta_policy_search.envs.mujoco_envs.common import (
+    ForwardRewardEnv,
+    HealthyTerminationMixin,
+    planar_healthy,
+    planar_observations,
+)
 from meta_policy_search.envs.mujoco_envs.paper_physics import use_rand_param_envs_timestep
 from meta_policy_search.envs.mujoco_envs.rand_params import RandParamsEnv
 
@@ -43,6 +50,18 @@ class HopperRandParamsEnv(PlanarRunMixin, RandParamsEnv, HopperEnv):
     Args:
         render_mode: gymnasium render mode, or ``None``.
     """
+
+    def batched_observations(self, rows: MujocoRows) -> np.ndarray:
+        """``qpos[1:]`` and ``qvel`` clipped to ``[-10, 10]`` for each row."""
+        return planar_observations(self, rows)
+
+    def batched_terminated(self, rows: MujocoRows) -> np.ndarray:
+        """gymnasium Hopper's unhealthy test for each row."""
+        min_state, max_state = self._healthy_state_range
+        state = rows.state[:, 2:]
+        healthy = planar_healthy(self, rows)
+        healthy &= np.all((min_state < state) & (state < max_state), axis=1)
+        return ~healthy
 
     def __init__(self, render_mode: str | None = None) -> None:
         HopperEnv.__init__(self, frame_skip=4, render_mode=render_mode)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from gymnasium.envs.mujoco.humanoid_v5 import HumanoidEnv, mass_center
 
+from meta_policy_search.envs.batched.mujoco import MujocoRows, squared_norms
 from meta_policy_search.envs.mujoco_envs.common import (
     ForwardRewardEnv,
     HealthyTerminationMixin,
@@ -47,6 +50,54 @@ class HumanoidMixin(HealthyTerminationMixin, ForwardRewardEnv):
             "reward_ctrl": -CTRL_COST_WEIGHT * squared_norm(action),
             "reward_contact": -min(contact, CONTACT_COST_MAX),
             "reward_survive": SURVIVE_REWARD,
+        }
+
+    # ------------------------------------------------------------------ batched form
+    batched_contact = True
+
+    def batched_extra_fields(self, model: Any) -> dict[str, int]:
+        """The fields of gymnasium Humanoid's observation, and the bodies' positions."""
+        nbody, nv = model.nbody, model.nv
+        return {"cinert": 10 * (nbody - 1), "cvel": 6 * (nbody - 1), "qfrc_actuator": nv - 6,
+                "xipos": 3 * nbody}
+
+    def batched_extra_views(self, model: Any, data: Any) -> tuple[np.ndarray, ...]:
+        """Views of :meth:`batched_extra_fields` in ``data``."""
+        return (data.cinert[1:].ravel(), data.cvel[1:].ravel(), data.qfrc_actuator[6:],
+                data.xipos.ravel())
+
+    def batched_positions(self, rows: MujocoRows) -> np.ndarray:
+        """gymnasium's ``mass_center`` for each row (the same einsum reduction order)."""
+        body_mass = rows.model.body_mass
+        xipos = rows["xipos"].reshape(len(rows), -1, 3)
+        return (np.einsum("b,nbj->nj", body_mass, xipos) / body_mass.sum())[:, 0:2]
+
+    def batched_observations(self, rows: MujocoRows) -> np.ndarray:
+        """gymnasium Humanoid's observation for each row."""
+        qpos = rows["qpos"]
+        exclude = self._exclude_current_positions_from_observation
+        parts = [qpos[:, 2:] if exclude else qpos, rows["qvel"]]
+        parts += [rows[name] for name in ("cinert", "cvel", "qfrc_actuator")]
+        parts.append(rows["cfrc_ext"][:, 6:])
+        return np.concatenate(parts, axis=1)
+
+    def batched_terminated(self, rows: MujocoRows) -> np.ndarray:
+        """Root z outside ``(1, 2)`` for each row."""
+        z = rows["qpos"][:, 2]
+        min_z, max_z = self._healthy_z_range
+        return ~((min_z < z) & (z < max_z))
+
+    def batched_forward_reward(self, task: np.ndarray, forward_vel: np.ndarray) -> np.ndarray:
+        """:meth:`_forward_reward` for each row."""
+        return self._forward_weight() * super().batched_forward_reward(task, forward_vel)
+
+    def batched_cost_terms(self, rows: MujocoRows, action: np.ndarray) -> dict[str, np.ndarray]:
+        """:meth:`_cost_terms` for each row."""
+        contact = CONTACT_COST_WEIGHT * np.sum(np.square(rows["cfrc_ext"]), axis=1)
+        return {
+            "reward_ctrl": -CTRL_COST_WEIGHT * squared_norms(action),
+            "reward_contact": -np.where(CONTACT_COST_MAX < contact, CONTACT_COST_MAX, contact),
+            "reward_survive": np.full(len(action), SURVIVE_REWARD),
         }
 
     def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:

@@ -15,6 +15,9 @@ independent of the model file and keep the task small to check.
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 import numpy as np
 
 from meta_policy_search.envs.mujoco_envs.common import MujocoMetaEnv
@@ -105,6 +108,14 @@ class RandParamsEnv(MujocoMetaEnv):
         for name, original in self._original_params.items():
             getattr(self.model, name)[:] = original * multipliers[name]
         self._multipliers = multipliers
+
+    def batched_task_model(self, model: Any) -> Any:
+        """A copy of ``model`` with the current task's scaled parameters (each batched copy
+        steps its task's own model)."""
+        model = copy.copy(model)
+        for name in RAND_PARAM_BASES:
+            getattr(model, name)[:] = getattr(self.model, name)
+        return model
 
     def get_task(self) -> dict[str, np.ndarray]:
         """Return a copy of the current multipliers."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 from gymnasium.envs.mujoco.swimmer_v5 import SwimmerEnv
 
+from meta_policy_search.envs.batched.mujoco import MujocoRows
 from meta_policy_search.envs.mujoco_envs.tasks import VelocityTaskEnv
 
 CTRL_COST_WEIGHT = 1e-4
@@ -26,6 +28,12 @@ class SwimmerRandVelEnv(VelocityTaskEnv, SwimmerEnv):
 
     velocity_range = (0.1, 0.2)
     ctrl_cost_weight = CTRL_COST_WEIGHT
+
+    def batched_observations(self, rows: MujocoRows) -> np.ndarray:
+        """``qpos[2:]`` and ``qvel`` for each row."""
+        qpos = rows["qpos"]
+        exclude = self._exclude_current_positions_from_observation
+        return np.concatenate([qpos[:, 2:] if exclude else qpos, rows["qvel"]], axis=1)
 
     def __init__(self, render_mode: str | None = None) -> None:
         SwimmerEnv.__init__(self, frame_skip=4, render_mode=render_mode)

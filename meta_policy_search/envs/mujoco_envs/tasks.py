@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from meta_policy_search.envs.base import as_finite_vector
+from meta_policy_search.envs.batched.mujoco import row_dots
 from meta_policy_search.envs.mujoco_envs.common import ForwardRewardEnv, MujocoMetaEnv
 from meta_policy_search.envs.mujoco_envs.diagnostics import velocity_error_diagnostics
 from meta_policy_search.types import PathBatch
@@ -76,6 +77,14 @@ class DirectionTaskEnv(ForwardRewardEnv):
     def _forward_reward(self, forward_vel: float) -> float:
         return self.goal_direction * forward_vel
 
+    def batched_task_value(self) -> float:
+        """The direction ``d``."""
+        return self.goal_direction
+
+    def batched_forward_reward(self, task: np.ndarray, forward_vel: np.ndarray) -> np.ndarray:
+        """``d * v_x`` for each row."""
+        return task * forward_vel
+
 
 class Direction2DTaskEnv(ForwardRewardEnv):
     """Task: a unit vector in the plane, uniform on the circle. Default task: ``(1, 0)``.
@@ -124,6 +133,14 @@ class Direction2DTaskEnv(ForwardRewardEnv):
     def _forward_velocity(self, position_before: np.ndarray, position_after: np.ndarray) -> float:
         velocity = self.velocity(position_before, position_after)
         return float(np.dot(self.goal_direction, velocity))
+
+    def batched_task_value(self) -> np.ndarray:
+        """The unit direction ``[2]``."""
+        return self.goal_direction
+
+    def batched_forward_velocity(self, task: np.ndarray, velocity: np.ndarray) -> np.ndarray:
+        """``d . v`` for each row (the same BLAS dot as the single env)."""
+        return row_dots(task, velocity)
 
 
 class VelocityTaskEnv(ForwardRewardEnv):
@@ -175,6 +192,14 @@ class VelocityTaskEnv(ForwardRewardEnv):
     def _forward_reward(self, forward_vel: float) -> float:
         return -abs(forward_vel - self.goal_velocity)
 
+    def batched_task_value(self) -> float:
+        """The target velocity."""
+        return self.goal_velocity
+
+    def batched_forward_reward(self, task: np.ndarray, forward_vel: np.ndarray) -> np.ndarray:
+        """``-|v_x - target|`` for each row."""
+        return -np.abs(forward_vel - task)
+
     def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
         """Velocity statistics plus ``AvgVelError`` (see :mod:`.diagnostics`)."""
         return velocity_error_diagnostics(paths, prefix)
@@ -216,6 +241,10 @@ class GoalTaskEnv(MujocoMetaEnv):
             ValueError: if ``task`` is not a finite ``[2]`` vector.
         """
         self.goal_position = as_finite_vector(task, "goal task", (2,))
+
+    def batched_task_value(self) -> np.ndarray:
+        """The goal position ``[2]``."""
+        return self.goal_position
 
     def get_task(self) -> np.ndarray:
         """Return a copy of the current ``[2]`` goal."""

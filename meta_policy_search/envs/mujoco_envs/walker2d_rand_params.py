@@ -10,9 +10,10 @@ from meta_policy_search.envs.mujoco_envs.paper_physics import (
     use_rand_param_envs_timestep,
 )
 from meta_policy_search.envs.mujoco_envs.rand_params import RandParamsEnv
+from meta_policy_search.envs.mujoco_envs.walker2d_rand_direc import Walker2dBody
 
 
-class Walker2DRandParamsEnv(PlanarRunMixin, RandParamsEnv, Walker2dEnv):
+class Walker2DRandParamsEnv(Walker2dBody, PlanarRunMixin, RandParamsEnv, Walker2dEnv):
     """Walker2d walking forward with randomised body masses, inertias, frictions and dampings.
 
     * Task: per-element multipliers as in :class:`HopperRandParamsEnv` (default: all ones).

@@ -11,12 +11,15 @@ The envs hold only numpy state, so plain :mod:`pickle` copies them (no ``__init_
 from __future__ import annotations
 
 import math
+import pickle
+from collections.abc import Sequence
 
 import gymnasium as gym
 import numpy as np
 
 from meta_policy_search.envs.base import MetaEnv, as_finite_vector
-from meta_policy_search.types import PathBatch
+from meta_policy_search.envs.batched.base import BatchedMetaEnv, BatchedStep, check_num_tasks
+from meta_policy_search.types import PathBatch, Task
 from meta_policy_search.utils.validation import check_positive_int
 
 CORNERS = np.array([[-2.0, -2.0], [2.0, -2.0], [-2.0, 2.0], [2.0, 2.0]])
@@ -178,3 +181,92 @@ __all__ = [
     "distance",
     "sample_corners",
 ]
+
+
+def batched_distance(points: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """``[n]`` Euclidean distances of ``[n, 2]`` points to ``[n, 2]`` (or ``[2]``) targets.
+
+    Bit-identical to :func:`distance` per row: :func:`numpy.hypot` calls the C library's
+    ``hypot``, which may differ from :func:`math.hypot` in the last bit, so this maps the latter.
+    """
+    offset = points - targets
+    num = len(offset)
+    return np.fromiter(map(math.hypot, offset[:, 0].tolist(), offset[:, 1].tolist()), float, num)
+
+
+def batched_dense_reward(reward_type: str, distance: np.ndarray) -> np.ndarray:
+    """``-d`` (``'dense'``) or ``-d^2`` (``'dense_squared'``) for ``[n]`` distances."""
+    return -distance if reward_type == "dense" else -distance * distance
+
+
+class BatchedPointEnv(BatchedMetaEnv):
+    """``num_envs`` copies of a point env, all positions and goals as ``[n, 2]`` arrays.
+
+    The batched twin of :class:`PointEnvBase` with
+    :class:`~meta_policy_search.envs.point_envs.PointEnvRandGoal`'s transition by default; each
+    point env's twin sits next to it and overrides ``_read_reset``, ``_read_task`` and
+    ``_transition``, mirroring the single env operation by operation (bit-identical results,
+    ``tests/test_batched_envs.py``). Tasks are validated, and reset noise drawn, by a private
+    copy of the single env (its own ``set_task`` and ``reset``).
+
+    Args:
+        env: the single env (copied; not modified).
+        num_envs: number of copies.
+    """
+
+    def __init__(self, env: PointEnvBase, num_envs: int) -> None:
+        super().__init__(num_envs, env.observation_space, env.action_space)
+        self._proto: PointEnvBase = pickle.loads(pickle.dumps(env))
+        self.action_bound = float(env.action_bound)
+        self.state = np.zeros((num_envs, 2))
+        self.goal = np.zeros((num_envs, 2))
+        self.goal_tolerance = env.goal_tolerance
+        self._read_task(slice(None))
+
+    # ------------------------------------------------------------------ hooks
+    def _read_task(self, index: int | slice) -> None:
+        """Copy the proto env's task into row(s) ``index``."""
+        self.goal[index] = self._proto._goal
+
+    def _read_reset(self, index: int) -> None:
+        """Copy the proto env's freshly reset episode state into row ``index``."""
+        assert self._proto._state is not None
+        self.state[index] = self._proto._state
+
+    def _observation(self, indices: np.ndarray) -> np.ndarray:
+        return self.state[indices].astype(np.float32).astype(np.float64)
+
+    def _transition(
+        self, indices: np.ndarray, action: np.ndarray
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Update the state of ``indices`` with the clipped ``action``; return reward and infos."""
+        self.state[indices] = self.state[indices] + action
+        distance = batched_distance(self.state[indices], self.goal[indices])
+        return -distance, {"distance": distance}
+
+    # ------------------------------------------------------------------ protocol
+    def set_tasks(self, tasks: Sequence[Task]) -> None:
+        check_num_tasks(tasks, self.num_envs)
+        for i, task in enumerate(tasks):
+            self._proto.set_task(task)
+            self._read_task(i)
+
+    def reset(self, indices: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
+        for i, seed in zip(indices, seeds):
+            self._proto.reset(seed=int(seed))
+            self._read_reset(int(i))
+        return self._observation(np.asarray(indices))
+
+    def step(self, indices: np.ndarray, actions: np.ndarray) -> BatchedStep:
+        indices = np.asarray(indices)
+        action = np.asarray(actions, dtype=np.float64)
+        if action.shape != (len(indices), 2):
+            raise ValueError(f"actions must have shape ({len(indices)}, 2), got {action.shape}")
+        clipped = np.minimum(np.maximum(action, -self.action_bound), self.action_bound)
+        rewards, infos = self._transition(indices, clipped)
+        if self.goal_tolerance is None:
+            dones = np.zeros(len(indices), dtype=bool)
+        else:
+            offset = np.abs(self.state[indices] - self.goal[indices])
+            dones = np.all(offset < self.goal_tolerance, axis=1)
+        return BatchedStep(self._observation(indices), rewards, dones, infos)

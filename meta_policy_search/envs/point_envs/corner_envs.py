@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from meta_policy_search.envs.point_envs.base import (
     CORNERS,
+    BatchedPointEnv,
     PointEnvBase,
+    batched_dense_reward,
+    batched_distance,
     check_corner,
     check_reward_type,
     dense_reward,
     distance,
     sample_corners,
 )
-
-if TYPE_CHECKING:
-    from meta_policy_search.envs.batched.point import (
-        BatchedPointEnvCorner,
-        BatchedPointEnvMomentum,
-    )
 
 
 class CornerGoalEnv(PointEnvBase):
@@ -94,9 +91,7 @@ class MetaPointEnvCorner(CornerGoalEnv):
     obs_dim = 2
 
     def make_batched(self, num_envs: int) -> BatchedPointEnvCorner:
-        """``num_envs`` copies stepped as whole arrays (see :mod:`meta_policy_search.envs.batched`)."""
-        from meta_policy_search.envs.batched.point import BatchedPointEnvCorner
-
+        """``num_envs`` copies stepped as whole arrays (:class:`BatchedPointEnvCorner`)."""
         return BatchedPointEnvCorner(self, num_envs)
 
     def __init__(self, reward_type: str = "sparse", sparse_reward_radius: float = 0.5) -> None:
@@ -176,9 +171,7 @@ class MetaPointEnvMomentum(CornerGoalEnv):
     obs_dim = 4
 
     def make_batched(self, num_envs: int) -> BatchedPointEnvMomentum:
-        """``num_envs`` copies stepped as whole arrays (see :mod:`meta_policy_search.envs.batched`)."""
-        from meta_policy_search.envs.batched.point import BatchedPointEnvMomentum
-
+        """``num_envs`` copies stepped as whole arrays (:class:`BatchedPointEnvMomentum`)."""
         return BatchedPointEnvMomentum(self, num_envs)
 
     def __init__(self, reward_type: str = "sparse", sparse_reward_radius: float = 2.0) -> None:
@@ -229,3 +222,70 @@ class MetaPointEnvMomentum(CornerGoalEnv):
         self._state = self._current_state() + self._velocity
         info = {"distance": distance(self._state, self._goal)}
         return self._observation(), self.reward(self._state), False, False, info
+
+
+class BatchedPointEnvCorner(BatchedPointEnv):
+    """Batched :class:`MetaPointEnvCorner` (all reward types)."""
+
+    _proto: MetaPointEnvCorner
+
+    def __init__(self, env: MetaPointEnvCorner, num_envs: int) -> None:
+        super().__init__(env, num_envs)
+        self.reward_type = env.reward_type
+        self.sparse_reward_radius = env.sparse_reward_radius
+
+    def _reward(
+        self, state: np.ndarray, next_state: np.ndarray, goal: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(reward, goal distance)`` as :meth:`MetaPointEnvCorner.reward`."""
+        goal_distance = batched_distance(next_state, goal)
+        if self.reward_type != "sparse":
+            return batched_dense_reward(self.reward_type, goal_distance), goal_distance
+        near_start = np.abs(next_state[:, 0]) + np.abs(next_state[:, 1]) < self.sparse_reward_radius
+        nearest = np.minimum.reduce([batched_distance(next_state, corner) for corner in CORNERS])
+        progress = batched_distance(state, goal) - goal_distance
+        rewarded = ~near_start & (goal_distance <= nearest)
+        return np.where(rewarded, progress, 0.0), goal_distance
+
+    def _transition(
+        self, indices: np.ndarray, action: np.ndarray
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        state = self.state[indices]
+        next_state = state + action
+        self.state[indices] = next_state
+        reward, goal_distance = self._reward(state, next_state, self.goal[indices])
+        return reward, {"distance": goal_distance}
+
+
+class BatchedPointEnvMomentum(BatchedPointEnv):
+    """Batched :class:`MetaPointEnvMomentum` (all reward types)."""
+
+    _proto: MetaPointEnvMomentum
+
+    def __init__(self, env: MetaPointEnvMomentum, num_envs: int) -> None:
+        self.velocity = np.zeros((num_envs, 2))
+        super().__init__(env, num_envs)
+        self.reward_type = env.reward_type
+        self.sparse_reward_radius = env.sparse_reward_radius
+
+    def _read_reset(self, index: int) -> None:
+        super()._read_reset(index)
+        self.velocity[index] = self._proto._velocity
+
+    def _observation(self, indices: np.ndarray) -> np.ndarray:
+        both = np.concatenate([self.state[indices], self.velocity[indices]], axis=1)
+        return both.astype(np.float32).astype(np.float64)
+
+    def _transition(
+        self, indices: np.ndarray, action: np.ndarray
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        velocity = self.velocity[indices] + action
+        state = self.state[indices] + velocity
+        self.velocity[indices], self.state[indices] = velocity, state
+        goal_distance = batched_distance(state, self.goal[indices])
+        if self.reward_type == "sparse":
+            reward = self.sparse_reward_radius - goal_distance
+            reward = np.where(0.0 > reward, 0.0, reward)  # Python's max(reward, 0.0)
+        else:
+            reward = batched_dense_reward(self.reward_type, goal_distance)
+        return reward, {"distance": goal_distance}

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from meta_policy_search.envs.point_envs.base import PointEnvBase, as_point, distance
+from meta_policy_search.envs.point_envs.base import BatchedPointEnv, PointEnvBase, as_point, distance
 from meta_policy_search.utils.validation import check_positive_int
-
-if TYPE_CHECKING:
-    from meta_policy_search.envs.batched.point import BatchedPointEnv
 
 
 class PointEnvRandGoal(PointEnvBase):
@@ -62,9 +59,7 @@ class PointEnvRandGoal(PointEnvBase):
         self.goal_tolerance = None if goal_tolerance is None else float(goal_tolerance)
 
     def make_batched(self, num_envs: int) -> BatchedPointEnv:
-        """``num_envs`` copies stepped as whole arrays (see :mod:`meta_policy_search.envs.batched`)."""
-        from meta_policy_search.envs.batched.point import BatchedPointEnv
-
+        """``num_envs`` copies stepped as whole arrays (:class:`BatchedPointEnv`)."""
         return BatchedPointEnv(self, num_envs)
 
     def sample_tasks(self, n_tasks: int) -> list[np.ndarray]:

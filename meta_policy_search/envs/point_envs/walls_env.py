@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from meta_policy_search.envs.base import as_finite_vector
 from meta_policy_search.envs.point_envs.base import (
+    batched_dense_reward,
+    batched_distance,
     check_corner,
     dense_reward,
     distance,
     sample_corners,
 )
-from meta_policy_search.envs.point_envs.corner_envs import MetaPointEnvCorner
+from meta_policy_search.envs.point_envs.corner_envs import BatchedPointEnvCorner, MetaPointEnvCorner
 from meta_policy_search.utils.validation import check_positive_int
 
 WALL_RADII = (1.0, 2.0)
@@ -25,9 +26,6 @@ GAP_HALF_WIDTH = 1.0
 
 _INSIDE = 1.0 - 1e-6
 """Blocked points are put just inside the wall, so stepping outward again counts as crossing."""
-
-if TYPE_CHECKING:
-    from meta_policy_search.envs.batched.point import BatchedPointEnvWalls
 
 
 class MetaPointEnvWalls(MetaPointEnvCorner):
@@ -64,9 +62,7 @@ class MetaPointEnvWalls(MetaPointEnvCorner):
     """
 
     def make_batched(self, num_envs: int) -> BatchedPointEnvWalls:
-        """``num_envs`` copies stepped as whole arrays (see :mod:`meta_policy_search.envs.batched`)."""
-        from meta_policy_search.envs.batched.point import BatchedPointEnvWalls
-
+        """``num_envs`` copies stepped as whole arrays (:class:`BatchedPointEnvWalls`)."""
         return BatchedPointEnvWalls(self, num_envs)
 
     def __init__(self, reward_type: str = "dense", sparse_reward_radius: float = 2.0) -> None:
@@ -161,3 +157,51 @@ class MetaPointEnvWalls(MetaPointEnvCorner):
         info = {"distance": distance(self._state, self._goal), "wall_hit": float(blocked)}
         return self._observation(), reward, False, False, info
 
+
+class BatchedPointEnvWalls(BatchedPointEnvCorner):
+    """Batched :class:`MetaPointEnvWalls` (all reward types)."""
+
+    def __init__(self, env: MetaPointEnvCorner, num_envs: int) -> None:
+        self.gaps = np.zeros((num_envs, 2, 2))
+        super().__init__(env, num_envs)
+
+    def _read_task(self, index: int | slice) -> None:
+        super()._read_task(index)
+        self.gaps[index] = self._proto._gaps  # type: ignore[attr-defined]
+
+    def _apply_walls(
+        self, state: np.ndarray, next_state: np.ndarray, gaps: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`MetaPointEnvWalls.apply_walls` for every row: ``(position, blocked)``."""
+        zeros = np.zeros(2)
+        radius_before = batched_distance(state, zeros)
+        radius_after = batched_distance(next_state, zeros)
+        position = next_state.copy()
+        blocked = np.zeros(len(state), dtype=bool)
+        decided = np.zeros(len(state), dtype=bool)  # the first crossed wall decides
+        for w, wall_radius in enumerate(WALL_RADII):
+            crossing = ~decided & (radius_before < wall_radius) & (wall_radius < radius_after)
+            hit = crossing & (batched_distance(next_state, gaps[:, w]) > GAP_HALF_WIDTH)
+            factor = (wall_radius * _INSIDE) / radius_after[hit]
+            position[hit] = next_state[hit] * factor[:, None]
+            blocked |= hit
+            decided |= crossing
+        return position, blocked
+
+    def _reward(
+        self, state: np.ndarray, next_state: np.ndarray, goal: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        goal_distance = batched_distance(next_state, goal)
+        if self.reward_type != "sparse":
+            return batched_dense_reward(self.reward_type, goal_distance), goal_distance
+        progress = batched_distance(state, goal) - goal_distance
+        return np.where(goal_distance < self.sparse_reward_radius, progress, 0.0), goal_distance
+
+    def _transition(
+        self, indices: np.ndarray, action: np.ndarray
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        state = self.state[indices]
+        next_state, blocked = self._apply_walls(state, state + action, self.gaps[indices])
+        self.state[indices] = next_state
+        reward, goal_distance = self._reward(state, next_state, self.goal[indices])
+        return reward, {"distance": goal_distance, "wall_hit": blocked.astype(np.float64)}
