@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -66,6 +65,7 @@ from meta_policy_search.experiment.provenance import record_launch
 from meta_policy_search.experiment.run_checks import (
     PreparedRun,
     check_unchanged,
+    check_writable_dir,
     prepare_run,
 )
 from meta_policy_search.experiment.run_lock import acquire_run_lock
@@ -233,12 +233,11 @@ def make_run_dir(dump_path: str) -> None:
     """
     try:
         os.makedirs(dump_path, exist_ok=True)
-        with tempfile.TemporaryFile(dir=dump_path):
-            pass
     except OSError as error:
         raise ConfigError(
-            f"--dump_path {dump_path}: cannot write there ({error.strerror or error})"
+            f"--dump_path {dump_path}: cannot create it ({error.strerror or error})"
         ) from None
+    check_writable_dir(dump_path, "--dump_path")
 
 
 def exit_with_config_error(error: ConfigError) -> typing.NoReturn:
