@@ -216,7 +216,7 @@ class Trainer:
         """
         before = _variables(self._trackables())
         snapshot = {name: variable.numpy() for name, variable in before.items()}
-        algo_stats = self.algo.optimize_policy(all_samples_data, log=False) or {}
+        algo_stats = self.algo.optimize_policy(all_samples_data) or {}
         bad_stats = [key for key, value in algo_stats.items() if not _all_finite(value)]
         for key, value in algo_stats.items():
             if key not in bad_stats:

@@ -85,7 +85,7 @@ def test_packing_changes_no_loss_or_meta_gradient(name):
     for pack in (True, False):
         batches = [to_tensor_batch(s, tf.float64, require_adjusted_rewards=True, pack=pack) for s in samples]
         with tf.GradientTape() as tape:
-            loss = algo.meta_loss(batches)
+            loss, _ = algo.meta_loss(batches)
         grads = tape.gradient(loss, algo.meta_variables)
         results.append((float(loss), np.concatenate([tf.reshape(g, [-1]).numpy() for g in grads])))
     (packed_loss, packed_grad), (padded_loss, padded_grad) = results
