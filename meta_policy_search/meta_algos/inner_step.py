@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Any
 
 import tensorflow as tf
 
 Params = Mapping[str, tf.Tensor]
-Aux = TypeVar("Aux")
 
 
 def adapt(
     params: Params,
     step_sizes: Mapping[str, tf.Tensor],
-    inner_loss_fn: Callable[[Params], tuple[tf.Tensor, Aux]],
+    inner_loss_fn: Callable[[Params], tuple[tf.Tensor, Any]],
     first_order: bool = False,
-) -> tuple[dict[str, tf.Tensor], Aux]:
+) -> tuple[dict[str, tf.Tensor], Any]:
     r"""One gradient step per task: :math:`\theta'_t = \theta_t - \alpha \nabla L_t(\theta_t)`.
 
     ``params`` hold one parameter set per task on a leading axis ``[T, ...]`` and
