@@ -19,6 +19,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from meta_policy_search.choices import EXPLORATION_TYPES, INNER_TYPES
 from meta_policy_search.experiment.paper import env_horizons
 
 ENV_SETTINGS: dict[str, dict[str, Any]] = {
@@ -251,8 +252,6 @@ SAMPLING_MODES = ("rollouts", "budget")
 EXECUTORS = ("iterative", "parallel", "ray")
 BASELINES = ("LinearFeatureBaseline", "LinearTimeBaseline", "ZeroBaseline")
 NONLINEARITIES = ("tanh", "relu", "identity")
-INNER_TYPES = ("likelihood_ratio", "log_likelihood", "dice")
-EXPLORATION_TYPES = ("original", "emaml_paper")
 NONFINITE_MODES = ("raise", "drop")
 LOG_FORMATS = ("stdout", "log", "csv", "tensorboard")
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from meta_policy_search.choices import EXPLORATION_TYPES, INNER_TYPES
 from meta_policy_search.meta_algos import objectives
 from meta_policy_search.meta_algos.batch import TensorBatch, to_tensor_batch
 from meta_policy_search.meta_algos.forward import (
@@ -22,13 +23,10 @@ from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLP
 from meta_policy_search.protocols import OuterOptimizer
 from meta_policy_search.types import SampleBatch
 
-INNER_TYPES = ("likelihood_ratio", "log_likelihood", "dice")
-EXPLORATION_TYPES = ("original", "emaml_paper")
-"""Forms of E-MAML's exploration term: the original code's and the E-MAML paper's trajectory form."""
-
 
 def check_exploration_type(exploration_type: str) -> str:
-    """Return ``exploration_type`` after checking it is one of :data:`EXPLORATION_TYPES`.
+    """Return ``exploration_type`` after checking it is one of
+    :data:`~meta_policy_search.choices.EXPLORATION_TYPES`.
 
     Raises:
         ValueError: naming the bad value and the valid ones.
@@ -76,7 +74,8 @@ class MAMLAlgo(tf.Module):
             floating point rounding.
         exploration: add E-MAML's pre-update sampling term to the outer loss (see
             :meth:`exploration_loss`).
-        exploration_type: its form, one of :data:`EXPLORATION_TYPES`.
+        exploration_type: its form, one of
+            :data:`~meta_policy_search.choices.EXPLORATION_TYPES`.
     """
 
     optimizer: OuterOptimizer | None = None
@@ -197,7 +196,8 @@ class MAMLAlgo(tf.Module):
         return loss, dist_info
 
     def adapt_step(self, params: Params, batch: TensorBatch) -> tuple[Params, DistInfo]:
-        """One inner step per task from ``params`` on ``batch`` (see :func:`adapt`).
+        """One inner step per task from ``params`` on ``batch``
+        (:func:`~meta_policy_search.meta_algos.inner_step.adapt`).
 
         Returns:
             ``(adapted params, dist_info)``, ``dist_info`` as in :meth:`inner_objective` at
