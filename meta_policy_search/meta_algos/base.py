@@ -13,9 +13,9 @@ from meta_policy_search.meta_algos import objectives
 from meta_policy_search.meta_algos.batch import TensorBatch, to_tensor_batch
 from meta_policy_search.meta_algos.forward import (
     AdaptationChain,
-    likelihood_ratio,
     log_likelihood,
     old_log_likelihood,
+    post_update_surrogate,
 )
 from meta_policy_search.meta_algos.inner_step import Params, adapt
 from meta_policy_search.policies.distributions import DistInfo
@@ -243,9 +243,7 @@ class MAMLAlgo(tf.Module):
         Returns:
             ``(scalar loss, {name: tensor})``.
         """
-        post = batches[-1]
-        ratio = likelihood_ratio(chain.post_dist_info, post)
-        loss = objectives.surrogate_objective(ratio, post.advantages, post.mask)
+        loss = post_update_surrogate(chain, batches)
         if self.exploration:
             loss += self.exploration_loss(chain, batches)
         return tf.reduce_mean(loss), {}

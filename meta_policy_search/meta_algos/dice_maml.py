@@ -10,9 +10,9 @@ from meta_policy_search.meta_algos import objectives
 from meta_policy_search.meta_algos.batch import TensorBatch
 from meta_policy_search.meta_algos.forward import (
     AdaptationChain,
-    likelihood_ratio,
     log_likelihood,
     old_log_likelihood,
+    post_update_surrogate,
 )
 from meta_policy_search.meta_algos.vpg_maml import VPGMAML
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
@@ -113,6 +113,4 @@ class VPG_DICEMAML(DICEMAML):  # noqa: N801 - the original's public name
         Returns:
             ``(loss, {})``, the loss the mean over tasks.
         """
-        post = batches[-1]
-        ratio = likelihood_ratio(chain.post_dist_info, post)
-        return tf.reduce_mean(objectives.surrogate_objective(ratio, post.advantages, post.mask)), {}
+        return tf.reduce_mean(post_update_surrogate(chain, batches)), {}

@@ -81,3 +81,31 @@ def inner_step_kls(chain: AdaptationChain, batches: Sequence[TensorBatch], dtype
     """
     kls = [mean_kl(dist_info, batch) for dist_info, batch in zip(chain.inner_dist_infos, batches)]
     return tf.stack(kls) if kls else tf.zeros([0], dtype)
+
+
+def post_update_surrogate(
+    chain: AdaptationChain,
+    batches: Sequence[TensorBatch],
+    clip_eps: tf.Tensor | float | None = None,
+) -> tf.Tensor:
+    r"""Per-task surrogate ``[T]`` of the adapted policy on the post-update batch.
+
+    :math:`-\mathbb{E}[r A]` with :math:`r = \pi_{\theta_K}(a \mid s) / \pi_{\text{old}}(a \mid s)`
+    (:func:`~meta_policy_search.meta_algos.objectives.surrogate_objective`), or with ``clip_eps``
+    :math:`\epsilon` PPO's clipped
+    :math:`-\mathbb{E}[\min(r A, \operatorname{clip}(r, 1 - \epsilon, 1 + \epsilon) A)]`
+    (:func:`~meta_policy_search.meta_algos.objectives.clipped_surrogate_objective`).
+
+    Args:
+        chain: the forward pass on ``batches``.
+        batches: the ``K + 1`` batches, the last one post-update.
+        clip_eps: PPO's clipping range, or ``None`` for the unclipped surrogate.
+
+    Returns:
+        ``[T]`` per-task losses.
+    """
+    post = batches[-1]
+    ratio = likelihood_ratio(chain.post_dist_info, post)
+    if clip_eps is None:
+        return objectives.surrogate_objective(ratio, post.advantages, post.mask)
+    return objectives.clipped_surrogate_objective(ratio, post.advantages, post.mask, clip_eps)

@@ -10,10 +10,9 @@ from collections.abc import Sequence
 
 import tensorflow as tf
 
-from meta_policy_search.meta_algos import objectives
 from meta_policy_search.meta_algos.base import MAMLAlgo
 from meta_policy_search.meta_algos.batch import TensorBatch
-from meta_policy_search.meta_algos.forward import AdaptationChain, likelihood_ratio
+from meta_policy_search.meta_algos.forward import AdaptationChain, post_update_surrogate
 from meta_policy_search.optimizers import MinibatchAdamOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 
@@ -95,9 +94,4 @@ class PPOMAML(MAMLAlgo):
         Returns:
             ``(loss, {})``, the loss the mean over tasks.
         """
-        post = batches[-1]
-        ratio = likelihood_ratio(chain.post_dist_info, post)
-        surrogate = objectives.clipped_surrogate_objective(
-            ratio, post.advantages, post.mask, self.clip_eps
-        )
-        return tf.reduce_mean(surrogate), {}
+        return tf.reduce_mean(post_update_surrogate(chain, batches, self.clip_eps)), {}

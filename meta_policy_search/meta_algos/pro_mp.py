@@ -7,10 +7,13 @@ from collections.abc import Sequence
 import numpy as np
 import tensorflow as tf
 
-from meta_policy_search.meta_algos import objectives
 from meta_policy_search.meta_algos.base import MAMLAlgo
 from meta_policy_search.meta_algos.batch import TensorBatch
-from meta_policy_search.meta_algos.forward import AdaptationChain, inner_step_kls, likelihood_ratio
+from meta_policy_search.meta_algos.forward import (
+    AdaptationChain,
+    inner_step_kls,
+    post_update_surrogate,
+)
 from meta_policy_search.optimizers import MinibatchAdamOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
@@ -130,12 +133,7 @@ class ProMP(MAMLAlgo):
         Returns:
             ``(loss, {'KLInner': [K] mean KL of each inner step's policy from its sampler})``.
         """
-        post = batches[-1]
-        ratio = likelihood_ratio(chain.post_dist_info, post)
-        surrogate = objectives.clipped_surrogate_objective(
-            ratio, post.advantages, post.mask, self.current_clip_eps
-        )
-        loss = tf.reduce_mean(surrogate)
+        loss = tf.reduce_mean(post_update_surrogate(chain, batches, self.current_clip_eps))
         kls = inner_step_kls(chain, batches, self.policy.dtype)
         if self.num_inner_grad_steps > 0:  # the mean over no inner steps would be NaN
             loss += tf.reduce_mean(self.inner_kl_coeffs * kls)
