@@ -212,7 +212,7 @@ class Trainer:
     def _guarded_outer_step(self, all_samples_data: list[Any], itr: int) -> dict[str, Any]:
         """``algo.optimize_policy``, undone if it yields a non-finite statistic or variable.
 
-        Logs the step's finite statistics (the algorithm itself does not: ``log=False``).
+        Logs the step's finite statistics (the algorithm only returns them).
         """
         before = _variables(self._trackables())
         snapshot = {name: variable.numpy() for name, variable in before.items()}

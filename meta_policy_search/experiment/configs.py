@@ -216,7 +216,7 @@ class TRPOMAMLConfig(MetaRLConfig):
     exploration_type: str = "original"
     """Form of E-MAML's term: ``original`` (the original ProMP code's) or ``emaml_paper``."""
     jit_compile: bool = True
-    """Compile with XLA: 1.2-1.3x faster TRPO steps (``benchmarks/results/algo_steps.md``)."""
+    """Compile with XLA: faster TRPO steps (``benchmarks/results/algo_steps.md``)."""
 
 
 @dataclasses.dataclass(frozen=True)
