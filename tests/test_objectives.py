@@ -160,3 +160,27 @@ def test_exploration_type_is_checked():
         VPGMAML(policy, meta_batch_size=2, exploration=True, exploration_type="stadie")
     with pytest.raises(ValueError, match="exploration_type"):
         TRPOMAML(policy, meta_batch_size=2, exploration=True, exploration_type="paper")
+
+
+@pytest.mark.parametrize("num_inner_grad_steps", [0, 1, 2])
+def test_each_objective_runs_the_policy_once_per_batch(num_inner_grad_steps, monkeypatch):
+    """The forward pass is computed once and shared: ProMP's surrogate, inner KLs and statistics,
+    and TRPO's loss and KL constraint, run the policy on each of the K + 1 batches once."""
+    rng = np.random.default_rng(4)
+    policy = MetaGaussianMLPPolicy(2, 2, 2, hidden_sizes=(4,), seed=0, dtype=tf.float64)
+    samples = [_fresh_samples(policy, rng) for _ in range(num_inner_grad_steps + 1)]
+    calls = []
+    forward = policy.forward
+
+    def counting_forward(params, observations):
+        calls.append(1)
+        return forward(params, observations)
+
+    monkeypatch.setattr(policy, "forward", counting_forward)
+    promp = ProMP(policy, meta_batch_size=2, num_inner_grad_steps=num_inner_grad_steps)
+    trpo = TRPOMAML(policy, 0.1, 2, num_inner_grad_steps, jit_compile=False)
+    batches = tuple(promp.to_tensors(s) for s in samples)
+    for evaluate in (promp.meta_loss, trpo.loss_and_post_update_dist_info):
+        calls.clear()
+        evaluate(batches)
+        assert len(calls) == num_inner_grad_steps + 1
