@@ -264,7 +264,7 @@ def gradient_accuracy(samples: list[SampleBatch], make_algo, extra=None):
         @tf.function(jit_compile=jit_compile)
         def graph(batches):
             with tf.GradientTape() as tape:
-                loss = algo.meta_loss(batches)
+                loss, _ = algo.meta_loss(batches)
             return tape.gradient(loss, algo.meta_variables)
 
         return np.concatenate([g.numpy().ravel().astype(np.float64) for g in graph(batches)])
@@ -356,7 +356,7 @@ def write_markdown(path: Path, result: dict) -> None:
 
 # ---------------------------------------------------------------------------------------- main
 def optimize(algo: MAMLAlgo, samples: list[SampleBatch]) -> dict:
-    return algo.optimize_policy(samples, log=False)
+    return algo.optimize_policy(samples)
 
 
 def main() -> None:

@@ -209,9 +209,9 @@ def retrace_run(algo_key: str, flags: list[str], num_iterations: int) -> dict[st
     sizes = []
     original = trainer.algo.optimize_policy
 
-    def recording_optimize(all_samples_data, log=True):
+    def recording_optimize(all_samples_data):
         sizes.append([int(s.mask.shape[1]) for s in all_samples_data])
-        return original(all_samples_data, log=log)
+        return original(all_samples_data)
 
     trainer.algo.optimize_policy = recording_optimize
     try:

@@ -63,11 +63,11 @@ def step_accuracy(samples: list[SampleBatch], make_algo, dims: tuple[int, int], 
         reference_policy.set_param_values({k: v.astype(np.float64) for k, v in variants[0].initial.items()})
         reference = make_algo(reference_policy, "exact")
         start = flat(reference)
-        reference.optimize_policy(samples, log=False)
+        reference.optimize_policy(samples)
         reference_step = flat(reference) - start
         for v in variants:
             v.reset()
-            v.algo.optimize_policy(samples, log=False)
+            v.algo.optimize_policy(samples)
             error = np.max(np.abs(flat(v.algo) - start - reference_step)) / np.max(np.abs(reference_step))
             out[f"step_error_vs_float64_{v.name}"] = float(error)
         print("  step error vs float64 'exact': " + ", ".join(

@@ -52,6 +52,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks.algo_benchmark import WORKLOADS, make_policy, make_samples  # noqa: E402
 from benchmarks.machine_info import describe_machine, load_average, machine_info, write_results  # noqa: E402
 from meta_policy_search.meta_algos import TRPOMAML, ProMP  # noqa: E402
+from meta_policy_search.meta_algos.forward import log_likelihood  # noqa: E402
 
 GOALS = {"W0": {"trpo_step": 0.4}, "W1": {"promp_outer": 0.5, "trpo_step": 1.5}}
 """Issue 7's goals in seconds."""
@@ -77,7 +78,8 @@ def forward_costs(algo, batch, repeats: int) -> dict[str, float]:
 
     @tf.function(jit_compile=True)
     def forward():
-        return tf.reduce_sum(algo.log_likelihood(algo.tiled_params(num_tasks), batch)[0])
+        dist_info = algo.policy.forward(algo.tiled_params(num_tasks), batch.observations)
+        return tf.reduce_sum(log_likelihood(dist_info, batch))
 
     @tf.function(jit_compile=True)
     def gradient():
@@ -129,7 +131,7 @@ def step_marginal(make_algo: Callable[[int], object], samples, counts: tuple[int
             algo.policy.set_param_values(initial)
             algo.policy.switch_to_pre_update()
 
-        seconds.append(median_seconds(lambda a=algo: a.optimize_policy(samples, log=False), repeats, reset))
+        seconds.append(median_seconds(lambda a=algo: a.optimize_policy(samples), repeats, reset))
     per_unit = (seconds[1] - seconds[0]) / (counts[1] - counts[0])
     return per_unit, seconds[0] - counts[0] * per_unit
 

@@ -83,9 +83,9 @@ def time_step(tasks: int, pack: bool, samples: list[SampleBatch]) -> float:
     algo = ProMP(policy, inner_lr=0.1, meta_batch_size=tasks, num_inner_grad_steps=1)
     if not pack:
         algo.to_tensors = lambda s: to_tensor_batch(s, policy.dtype, pack=False)  # type: ignore[method-assign]
-    algo.optimize_policy(samples, log=False)
+    algo.optimize_policy(samples)
     start = time.perf_counter()
-    algo.optimize_policy(samples, log=False)
+    algo.optimize_policy(samples)
     return time.perf_counter() - start
 
 

@@ -92,7 +92,7 @@ def make_gradient_fn(algo: Any) -> Any:
     @tf.function(reduce_retracing=True)
     def gradient_fn(batches: Sequence[Any]) -> list[tf.Tensor]:
         with tf.GradientTape() as tape:
-            loss = algo.meta_loss(batches)
+            loss, _ = algo.meta_loss(batches)
         return tape.gradient(loss, algo.meta_variables)
 
     return gradient_fn

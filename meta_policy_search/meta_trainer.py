@@ -212,11 +212,11 @@ class Trainer:
     def _guarded_outer_step(self, all_samples_data: list[Any], itr: int) -> dict[str, Any]:
         """``algo.optimize_policy``, undone if it yields a non-finite statistic or variable.
 
-        Logs the step's finite statistics (the algorithm itself does not: ``log=False``).
+        Logs the step's finite statistics (the algorithm only returns them).
         """
         before = _variables(self._trackables())
         snapshot = {name: variable.numpy() for name, variable in before.items()}
-        algo_stats = self.algo.optimize_policy(all_samples_data, log=False) or {}
+        algo_stats = self.algo.optimize_policy(all_samples_data) or {}
         bad_stats = [key for key, value in algo_stats.items() if not _all_finite(value)]
         for key, value in algo_stats.items():
             if key not in bad_stats:

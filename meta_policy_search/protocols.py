@@ -58,9 +58,7 @@ class MetaAlgorithm(Protocol):
         """One inner step per task on ``samples``; the policy then samples with the result."""
         ...
 
-    def optimize_policy(
-        self, all_samples_data: Sequence[SampleBatch], log: bool = True
-    ) -> dict[str, float]:
+    def optimize_policy(self, all_samples_data: Sequence[SampleBatch]) -> dict[str, float]:
         """The outer step on the batches of every inner step; returns its statistics."""
         ...
 
@@ -87,7 +85,7 @@ class MetaPolicy(Protocol):
 
 class OuterOptimizer(Protocol):
     """The outer optimizer of a :class:`~meta_policy_search.meta_algos.base.MAMLAlgo`
-    (:class:`~meta_policy_search.optimizers.MAMLFirstOrderOptimizer`,
+    (:class:`~meta_policy_search.optimizers.MinibatchAdamOptimizer`,
     :class:`~meta_policy_search.optimizers.ConjugateGradientOptimizer`)."""
 
     def optimize(self, inputs: Any) -> Mapping[str, Any]:

@@ -365,7 +365,7 @@ def test_first_order_flag_reaches_the_algorithm(scripts, name):
     for first_order, algo in algos.items():
         batches = tuple(algo.to_tensors(s) for s in samples)
         with tf.GradientTape() as tape:
-            loss = algo.meta_loss(batches)
+            loss, _ = algo.meta_loss(batches)
         gradients[first_order] = np.concatenate(
             [tf.reshape(g, [-1]).numpy() for g in tape.gradient(loss, algo.meta_variables)]
         )
@@ -391,24 +391,40 @@ def test_exploration_type_flag_reaches_the_algorithm(scripts, name):
         scripts[name].make_algo(config, policy)
 
 
-def test_algorithm_from_config_passes_the_fields_named_like_constructor_arguments():
-    from meta_policy_search.experiment.algorithms import algorithm_from_config
+@pytest.mark.parametrize("name", ["promp", "ppo_maml", "trpo_maml", "vpg_maml", "dice_maml",
+                                  "vpg_dice"])
+def test_every_config_field_named_like_a_constructor_argument_reaches_the_algorithm(
+        name, monkeypatch):
+    """The builders call each algorithm explicitly: none may forget a config field that the
+    constructor takes (``max_path_length`` of DiCE is the resolved horizon)."""
+    import inspect
 
-    class Algo:
-        def __init__(self, policy, inner_lr=0.5, clip_eps=0.1, cg_iters=10, max_path_length=1):
-            self.args = dict(policy=policy, inner_lr=inner_lr, clip_eps=clip_eps,
-                             cg_iters=cg_iters, max_path_length=max_path_length)
+    from meta_policy_search import meta_algos
+    from meta_policy_search.experiment.registry import ALGORITHMS
 
-    @dataclasses.dataclass(frozen=True)
-    class Config:
-        inner_lr: float = 0.05
-        clip_eps: float = 0.3
-        max_path_length: int | None = None
-        seed: int = 4  # not a constructor argument: not passed
-
-    algo = algorithm_from_config(Algo, Config(), "the policy", max_path_length=200)
-    assert algo.args == dict(policy="the policy", inner_lr=0.05, clip_eps=0.3, cg_iters=10,
-                             max_path_length=200)
+    algorithm = ALGORITHMS[name]
+    real_class = algorithm.algorithm_class
+    calls = []
+    monkeypatch.setattr(meta_algos, algorithm.algorithm_name,
+                        lambda policy, **kwargs: calls.append((policy, kwargs)))
+    fields = {field.name: field for field in dataclasses.fields(algorithm.config_cls)}
+    # a non-default value for every field, so that a default passed by mistake shows
+    values = {}
+    for field_name in set(inspect.signature(real_class).parameters) & set(fields):
+        default = getattr(algorithm.config_cls(), field_name)
+        if isinstance(default, bool):
+            values[field_name] = not default
+        elif isinstance(default, (int, float)) and field_name != "max_path_length":
+            values[field_name] = default + 1
+    config = dataclasses.replace(algorithm.config_cls(), max_path_length=7, **values)
+    algorithm.make_algo(config, "the policy")
+    [(policy, kwargs)] = calls
+    assert policy == "the policy"
+    expected = {
+        name: getattr(config, name)
+        for name in inspect.signature(real_class).parameters if name in fields and name != "policy"
+    }
+    assert kwargs == expected
 
 
 def test_no_run_script_prints_the_stdout_table_by_default():

@@ -67,7 +67,7 @@ def loss_and_gradient(algo, batches, jit_compile):
     @tf.function(jit_compile=jit_compile)
     def graph(batches):
         with tf.GradientTape() as tape:
-            loss = algo.meta_loss(batches)
+            loss, _ = algo.meta_loss(batches)
         return loss, tape.gradient(loss, algo.meta_variables)
 
     loss, grads = graph(batches)
@@ -94,7 +94,7 @@ def test_jit_on_and_off_agree(name):
         if isinstance(algo, TRPOMAML):
             vector = tf.constant(np.random.default_rng(5).normal(size=grad.size).astype(np.float32))
             hvp = algo.optimizer.hvp(batches, vector).numpy()
-        stats = algo.optimize_policy(samples_k, log=False)
+        stats = algo.optimize_policy(samples_k)
         results[jit] = dict(adapted=adapted, loss=loss, grad=grad, optimizer_loss=optimizer_loss,
                             hvp=hvp, stats=stats, params=policy.get_param_values())
     off, on = results[False], results[True]
@@ -130,7 +130,7 @@ def test_functions_trace_once_across_iterations():
             samples = [make_samples(rng, policy) for _ in range(algo.num_inner_grad_steps + 1)]
             for batch in samples[:-1]:
                 algo.adapt_policy(batch)
-            algo.optimize_policy(samples, log=False)
+            algo.optimize_policy(samples)
         functions = {
             f"{owner_name}.{key}": value
             for owner_name, owner in (("algo", algo), ("optimizer", algo.optimizer))

@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 
 from meta_policy_search.meta_algos import DICEMAML, PPOMAML, TRPOMAML, VPG_DICEMAML, VPGMAML, ProMP
+from meta_policy_search.meta_algos.trpo_maml import post_update_kl
 from meta_policy_search.policies import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
 
@@ -47,7 +48,7 @@ def make_samples(rng, policy, perturb=0.2):
 def flat_gradient(algo, batches):
     variables = algo.meta_variables
     with tf.GradientTape() as tape:
-        loss = algo.meta_loss(batches)
+        loss, _ = algo.meta_loss(batches)
     return np.concatenate([tf.reshape(g, [-1]).numpy() for g in tape.gradient(loss, variables)])
 
 
@@ -62,7 +63,7 @@ def finite_difference_gradient(algo, batches, eps=1e-6):
                 shifted = flat.copy()
                 shifted[i] += sign * eps
                 var.assign(shifted.reshape(base.shape))
-                values.append(float(algo.meta_loss(batches)))
+                values.append(float(algo.meta_loss(batches)[0]))
             grads.append((values[0] - values[1]) / (2 * eps))
         var.assign(base)
     return np.array(grads)
@@ -141,7 +142,7 @@ def test_trainable_inner_step_size_gets_meta_gradient_and_is_trained(name):
     np.testing.assert_allclose(flat_gradient(algo, batches), finite_difference_gradient(algo, batches),
                                rtol=1e-5, atol=1e-7)
     before = {k: v.numpy().copy() for k, v in algo.step_sizes.items()}
-    algo.optimize_policy(samples, log=False)
+    algo.optimize_policy(samples)
     changed = [k for k, v in algo.step_sizes.items() if not np.allclose(v.numpy(), before[k])]
     assert changed, "trainable_inner_step_size=True must change the step sizes"
 
@@ -151,7 +152,7 @@ def test_fixed_step_size_is_not_trained():
     policy = make_policy()
     algo = ALGOS["ProMP"](policy, 1)
     samples = [make_samples(rng, policy) for _ in range(2)]
-    algo.optimize_policy(samples, log=False)
+    algo.optimize_policy(samples)
     for value in algo.step_sizes.values():
         np.testing.assert_allclose(value.numpy(), 0.3)
 
@@ -162,15 +163,16 @@ def test_adapt_matches_graph_inner_step_and_sets_policy():
     algo = VPGMAML(policy, 0.3, T, 1, inner_type="log_likelihood")
     samples = make_samples(rng, policy)
     algo.adapt_policy(samples)
-    chain = algo.adapted_params([algo.to_tensors(samples)])
+    batch = algo.to_tensors(samples)
+    chain = algo.forward([batch, batch])
     for name, value in policy.get_task_param_values().items():
-        np.testing.assert_allclose(value, chain[1][name].numpy(), rtol=1e-10)
+        np.testing.assert_allclose(value, chain.params[1][name].numpy(), rtol=1e-10)
     # a by-hand inner step for task 1 alone (per-task gradients must not mix)
     params = {k: tf.Variable(v.numpy()) for k, v in policy.get_params().items()}
     batch = algo.to_tensors(samples)
     with tf.GradientTape() as tape:
         task_params = {k: tf.stack([v, v]) for k, v in params.items()}
-        loss = algo.inner_objective(task_params, batch)[1]
+        loss = algo.inner_objective(task_params, batch)[0][1]
     grads = tape.gradient(loss, params)
     expected_w0 = params["W0"].numpy() - 0.3 * grads["W0"].numpy()
     np.testing.assert_allclose(policy.get_task_param_values()["W0"][1], expected_w0, rtol=1e-6)
@@ -195,7 +197,7 @@ def test_each_batch_is_converted_to_tensors_once_per_iteration(monkeypatch):
         samples = [make_samples(rng, policy) for _ in range(3)]
         for batch in samples[:-1]:
             algo.adapt_policy(batch)
-        algo.optimize_policy(samples, log=False)
+        algo.optimize_policy(samples)
         assert conversions[-3:] == [id(s) for s in samples]
     assert len(conversions) == 6
     assert len(algo._tensor_cache.entries) == 3
@@ -244,7 +246,8 @@ def test_trpo_gauss_newton_hvp_and_step_equal_exact_at_old_parameters(
                                       trainable_inner_step_size=trainable, jit_compile=False)
     samples = on_policy_samples(rng, algos["exact"].policy, algos["exact"], num_inner_grad_steps)
     batches = tuple(algos["exact"].to_tensors(s) for s in samples)
-    assert abs(float(algos["exact"].post_update_kl(batches))) < 1e-12
+    post_dist_info = algos["exact"].forward(batches).post_dist_info
+    assert abs(float(post_update_kl(post_dist_info, batches))) < 1e-12
     size = sum(int(np.prod(v.shape)) for v in algos["exact"].meta_variables)
     vector = rng.normal(size=size)
     exact = algos["exact"].optimizer.hvp(batches, vector).numpy()
@@ -254,7 +257,7 @@ def test_trpo_gauss_newton_hvp_and_step_equal_exact_at_old_parameters(
     stats, steps = {}, {}
     for approach, algo in algos.items():
         algo.policy.switch_to_pre_update()
-        stats[approach] = algo.optimize_policy(samples, log=False)
+        stats[approach] = algo.optimize_policy(samples)
         steps[approach] = np.concatenate([v.numpy().ravel() for v in algo.meta_variables]) - start
     # Ten CG iterations on this tiny, ill-conditioned problem amplify rounding: the compiled
     # 'exact' step itself differs from its step-by-step reference by up to ~1e-5 of the step.

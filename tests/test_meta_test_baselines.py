@@ -133,8 +133,8 @@ def test_zero_inner_steps_is_plain_ppo_on_one_batch(runs):
         (samples.advantages[t] * samples.mask[t]).sum() / samples.mask[t].sum() for t in range(2)
     ])
     assert abs(expected) > 0.1  # unnormalized advantages: a value that can be wrong
-    assert float(algo.meta_loss([algo.to_tensors(samples)])) == pytest.approx(expected, rel=1e-5)
-    stats = algo.optimize_policy([samples], log=False)
+    assert float(algo.meta_loss([algo.to_tensors(samples)])[0]) == pytest.approx(expected, rel=1e-5)
+    stats = algo.optimize_policy([samples])
     assert "KLInner" not in stats and np.isfinite(stats["LossAfter"])
     with pytest.raises(ValueError, match="integer >= 0, got -1"):
         MAMLAlgo(policy, meta_batch_size=2, num_inner_grad_steps=-1)
@@ -157,11 +157,11 @@ def test_every_algorithm_takes_an_outer_step_with_zero_inner_steps(name):
                                         rollouts_per_task=3, executor="iterative")
     setup.sampler.set_tasks(evaluation.draw_tasks(setup.env, 2, seed=0))
     samples = setup.sample_processor.process_samples(setup.sampler.obtain_samples())
-    stats = setup.algo.optimize_policy([samples], log=False)
+    stats = setup.algo.optimize_policy([samples])
     assert all(np.isfinite(value).all() for value in stats.values()), stats
     assert stats["LossAfter"] < stats["LossBefore"], stats
     with pytest.raises(ValueError, match="needs num_inner_grad_steps \\+ 1 = 1 sample batches"):
-        setup.algo.optimize_policy([samples, samples], log=False)
+        setup.algo.optimize_policy([samples, samples])
 
 
 # ---------------------------------------------------------------------------- step sizes
@@ -177,7 +177,7 @@ def test_first_and_later_steps_use_their_own_step_sizes():
         params = {k: tf.constant(v) for k, v in policy.get_task_param_values().items()}
         with tf.GradientTape() as tape:
             tape.watch(list(params.values()))
-            loss = tf.reduce_sum(algo.inner_objective(params, algo.to_tensors(samples)))
+            loss = tf.reduce_sum(algo.inner_objective(params, algo.to_tensors(samples))[0])
         names = policy.trainable_param_names
         grads = tape.gradient(loss, [params[n] for n in names])
         return {n: params[n].numpy() - alpha * g.numpy() for n, g in zip(names, grads)}

@@ -5,6 +5,7 @@ import pytest
 import tensorflow as tf
 
 from meta_policy_search.meta_algos import DICEMAML, TRPOMAML, VPGMAML, ProMP, objectives
+from meta_policy_search.meta_algos.forward import likelihood_ratio
 from meta_policy_search.policies import DiagonalGaussian, MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
 
@@ -100,12 +101,12 @@ def test_promp_likelihood_ratio_is_one_on_fresh_samples():
     post = _fresh_samples(policy, rng)
     batches = (algo.to_tensors(pre), algo.to_tensors(post))
     # KL between the sampling and the current pre-update policy is 0, the ratio is 1:
-    np.testing.assert_allclose(algo.inner_kls(batches).numpy(), [0.0], atol=1e-12)
+    loss, stats = algo.meta_loss(batches)
+    np.testing.assert_allclose(stats["KLInner"].numpy(), [0.0], atol=1e-12)
     expected = np.mean(-post.advantages.mean(axis=(1, 2)))
-    np.testing.assert_allclose(float(algo.meta_loss(batches)), expected, rtol=1e-9)
-    chain = algo.adapted_params(batches[:-1])
-    log_likelihood, _ = algo.log_likelihood(chain[-1], batches[-1])
-    np.testing.assert_allclose(np.exp(log_likelihood - algo.old_log_likelihood(batches[-1])), 1.0, rtol=1e-9)
+    np.testing.assert_allclose(float(loss), expected, rtol=1e-9)
+    ratio = likelihood_ratio(algo.forward(batches).post_dist_info, batches[-1])
+    np.testing.assert_allclose(ratio, 1.0, rtol=1e-9)
 
 
 def test_promp_adaptive_kl_penalty_rule():
@@ -116,13 +117,23 @@ def test_promp_adaptive_kl_penalty_rule():
     np.testing.assert_allclose(algo.inner_kl_coeffs.numpy(), [0.05, 0.1, 0.2], rtol=1e-6)
 
 
+def test_promp_defaults_are_the_papers_fixed_penalty():
+    rng = np.random.default_rng(3)
+    policy = MetaGaussianMLPPolicy(2, 2, 1, hidden_sizes=(4,), seed=0)
+    algo = ProMP(policy, meta_batch_size=2, num_ppo_steps=1)
+    assert algo.clip_eps == 0.3 and not algo.adaptive_inner_kl_penalty
+    np.testing.assert_allclose(algo.inner_kl_coeffs.numpy(), [5e-4], rtol=1e-6)
+    algo.optimize_policy([_fresh_samples(policy, rng), _fresh_samples(policy, rng)])
+    np.testing.assert_allclose(algo.inner_kl_coeffs.numpy(), [5e-4], rtol=1e-6)
+
+
 def test_promp_anneals_clip_range():
     rng = np.random.default_rng(2)
     policy = MetaGaussianMLPPolicy(2, 2, 1, hidden_sizes=(4,), seed=0)
     algo = ProMP(policy, meta_batch_size=2, clip_eps=0.3, anneal_factor=0.5, num_ppo_steps=1)
     samples = [_fresh_samples(policy, rng), _fresh_samples(policy, rng)]
-    algo.optimize_policy(samples, log=False)
-    algo.optimize_policy(samples, log=False)
+    algo.optimize_policy(samples)
+    algo.optimize_policy(samples)
     np.testing.assert_allclose(algo.current_clip_eps.numpy(), 0.3 * 0.25, rtol=1e-6)
 
 
@@ -137,7 +148,7 @@ def test_dice_without_adjusted_rewards_raises_instead_of_a_zero_loss():
         with pytest.raises(ValueError, match="DiceSampleProcessor"):
             algo.adapt_policy(samples)
         with pytest.raises(ValueError, match="DiceSampleProcessor"):
-            algo.optimize_policy([samples, samples], log=False)
+            algo.optimize_policy([samples, samples])
     lvc = VPGMAML(policy, meta_batch_size=2, inner_type="likelihood_ratio")
     assert not lvc.needs_adjusted_rewards
     np.testing.assert_array_equal(lvc.to_tensors(samples).adjusted_rewards.numpy(), 0.0)
@@ -149,3 +160,27 @@ def test_exploration_type_is_checked():
         VPGMAML(policy, meta_batch_size=2, exploration=True, exploration_type="stadie")
     with pytest.raises(ValueError, match="exploration_type"):
         TRPOMAML(policy, meta_batch_size=2, exploration=True, exploration_type="paper")
+
+
+@pytest.mark.parametrize("num_inner_grad_steps", [0, 1, 2])
+def test_each_objective_runs_the_policy_once_per_batch(num_inner_grad_steps, monkeypatch):
+    """The forward pass is computed once and shared: ProMP's surrogate, inner KLs and statistics,
+    and TRPO's loss and KL constraint, run the policy on each of the K + 1 batches once."""
+    rng = np.random.default_rng(4)
+    policy = MetaGaussianMLPPolicy(2, 2, 2, hidden_sizes=(4,), seed=0, dtype=tf.float64)
+    samples = [_fresh_samples(policy, rng) for _ in range(num_inner_grad_steps + 1)]
+    calls = []
+    forward = policy.forward
+
+    def counting_forward(params, observations):
+        calls.append(1)
+        return forward(params, observations)
+
+    monkeypatch.setattr(policy, "forward", counting_forward)
+    promp = ProMP(policy, meta_batch_size=2, num_inner_grad_steps=num_inner_grad_steps)
+    trpo = TRPOMAML(policy, 0.1, 2, num_inner_grad_steps, jit_compile=False)
+    batches = tuple(promp.to_tensors(s) for s in samples)
+    for evaluate in (promp.meta_loss, trpo.loss_and_post_update_dist_info):
+        calls.clear()
+        evaluate(batches)
+        assert len(calls) == num_inner_grad_steps + 1

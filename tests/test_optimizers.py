@@ -9,10 +9,29 @@ import tensorflow as tf
 from meta_policy_search.optimizers import (
     Adam,
     ConjugateGradientOptimizer,
+    Constraint,
     MAMLFirstOrderOptimizer,
+    MinibatchAdamOptimizer,
     conjugate_gradient,
 )
 from meta_policy_search.optimizers.utils import flatten_tensors, unflatten_tensors
+
+
+def build_constrained(opt, variables, loss_fn, constraint_fn, max_value, outputs_fn=None,
+                      of_outputs=None):
+    """Build ``opt`` on a loss and a constraint given as functions of the inputs, or (with
+    ``outputs_fn``) on the constraint as a function of model outputs."""
+    if outputs_fn is None:
+        opt.build(variables, lambda inp: (loss_fn(inp), ()),
+                  Constraint(lambda _, inp: constraint_fn(inp), max_value))
+    else:
+        opt.build(variables, lambda inp: (loss_fn(inp), outputs_fn(inp)),
+                  Constraint(of_outputs, max_value))
+
+
+def with_no_stats(loss_fn):
+    """An Adam objective ``inputs -> (loss, {})`` from a loss function."""
+    return lambda inp: (loss_fn(inp), {})
 
 
 def _random_spd(rng, n, low=1.0, high=10.0):
@@ -121,7 +140,7 @@ def _reference_hvp(variables, constraint_fn, inputs, vector, eps=1e-5):
 def test_hvp_through_inner_gradient_step_matches_finite_differences(approach, rtol):
     variables, inputs, loss_fn, constraint_fn = _meta_problem()
     opt = ConjugateGradientOptimizer(hvp_approach=approach)
-    opt.build(variables, loss_fn, constraint_fn, max_constraint_value=0.01)
+    build_constrained(opt, variables, loss_fn, constraint_fn, 0.01)
     theta_before = flatten_tensors(variables).numpy()
     vector = np.random.default_rng(2).normal(size=theta_before.size)
     hv = opt.hvp(inputs, vector).numpy()
@@ -182,7 +201,7 @@ def test_compiled_step_matches_step_by_step_reference(approach, max_kl, jit_comp
     variables, inputs, loss_fn, constraint_fn = _meta_problem()
     theta0 = flatten_tensors(variables).numpy()
     opt = ConjugateGradientOptimizer(cg_iters=8, hvp_approach=approach, jit_compile=jit_compile)
-    opt.build(variables, loss_fn, constraint_fn, max_constraint_value=max_kl)
+    build_constrained(opt, variables, loss_fn, constraint_fn, max_kl)
     expected, expected_n = _reference_trpo_step(opt, variables, loss_fn, constraint_fn, inputs)
     for var, value in zip(variables, unflatten_tensors(tf.constant(theta0), [v.shape for v in variables])):
         var.assign(value)
@@ -220,7 +239,7 @@ def test_trpo_step_lands_on_analytic_solution():
     delta, reg = 0.05, 1e-5
     var, inputs, loss_fn, constraint_fn, (a, g, theta0) = _quadratic_problem()
     opt = ConjugateGradientOptimizer(cg_iters=20, reg_coeff=reg)
-    opt.build([var], loss_fn, constraint_fn, max_constraint_value=delta)
+    build_constrained(opt, [var], loss_fn, constraint_fn, delta)
     stats = opt.optimize(inputs)
     damped = a + reg * np.eye(len(g))
     x = np.linalg.solve(damped, g)
@@ -247,7 +266,7 @@ def test_line_search_backtracks_until_constraint_holds():
     var, inputs, loss_fn, _, (a, g, theta0) = _quadratic_problem(constraint_fn=constraint_fn)
     theta0_t = tf.constant(theta0)
     opt = ConjugateGradientOptimizer(cg_iters=10, reg_coeff=0.0, backtrack_ratio=ratio)
-    opt.build([var], loss_fn, constraint_fn, max_constraint_value=delta)
+    build_constrained(opt, [var], loss_fn, constraint_fn, delta)
     stats = opt.optimize(inputs)
     expected_n = next(
         n for n in range(15) if ratio ** (2 * n) + 4 * k * delta * ratio ** (4 * n) <= 1
@@ -268,7 +287,7 @@ def test_line_search_restores_parameters_when_every_step_fails():
         extra_loss=lambda d: 1e5 * tf.reduce_sum(d**2)
     )
     opt = ConjugateGradientOptimizer()
-    opt.build([var], loss_fn, constraint_fn, max_constraint_value=0.05)
+    build_constrained(opt, [var], loss_fn, constraint_fn, 0.05)
     stats = opt.optimize(inputs)
     np.testing.assert_array_equal(var.numpy(), theta0)
     assert stats["NumBacktracks"] == 15
@@ -282,7 +301,7 @@ def test_accept_violation_keeps_last_step():
         extra_loss=lambda d: 1e5 * tf.reduce_sum(d**2)
     )
     opt = ConjugateGradientOptimizer(accept_violation=True, max_backtracks=3)
-    opt.build([var], loss_fn, constraint_fn, max_constraint_value=0.05)
+    build_constrained(opt, [var], loss_fn, constraint_fn, 0.05)
     stats = opt.optimize(inputs)
     assert stats["NumBacktracks"] == 2
     assert stats["LossAfter"] > stats["LossBefore"]
@@ -309,7 +328,7 @@ def test_line_search_rejects_nan(where):
     )
     holder.update(var=var, theta0=tf.constant(theta0))
     opt = ConjugateGradientOptimizer(reg_coeff=0.0)
-    opt.build([var], loss_fn, constraint_fn, max_constraint_value=delta)
+    build_constrained(opt, [var], loss_fn, constraint_fn, delta)
     stats = opt.optimize(inputs)
     assert stats["NumBacktracks"] == 1
     assert all(math.isfinite(v) for v in stats.values())
@@ -328,7 +347,7 @@ def test_accept_violation_never_keeps_nan_step():
     var, inputs, loss_fn, _, (_, _, theta0) = _quadratic_problem(constraint_fn=constraint_fn)
     holder.update(var=var, theta0=tf.constant(theta0))
     opt = ConjugateGradientOptimizer(reg_coeff=0.0, accept_violation=True, max_backtracks=2)
-    opt.build([var], loss_fn, constraint_fn, max_constraint_value=delta)
+    build_constrained(opt, [var], loss_fn, constraint_fn, delta)
     stats = opt.optimize(inputs)  # |d|^2 = 2 delta r^2 > delta for r = 1 and 0.8: both NaN
     assert stats["NumBacktracks"] == 2
     np.testing.assert_array_equal(var.numpy(), theta0)
@@ -347,7 +366,7 @@ def test_cg_optimizer_traces_once():
         return base_constraint(inp)
 
     opt = ConjugateGradientOptimizer()
-    opt.build([var], loss_fn, constraint_fn, max_constraint_value=1e-3)
+    build_constrained(opt, [var], loss_fn, constraint_fn, 1e-3)
     opt.optimize(inputs)
     after_first = dict(traces)
     for _ in range(2):
@@ -360,13 +379,11 @@ def test_cg_optimizer_float32_and_validation():
     opt = ConjugateGradientOptimizer()
     with pytest.raises(ValueError, match="build"):
         opt.optimize(inputs)
-    with pytest.raises(ValueError, match="max_constraint_value"):
-        opt.build([var], loss_fn, constraint_fn, max_constraint_value=-1.0)
-    with pytest.raises(ValueError, match="constraint_fn"):
-        opt.build([var], loss_fn)
+    with pytest.raises(ValueError, match="max_value"):
+        build_constrained(opt, [var], loss_fn, constraint_fn, -1.0)
     with pytest.raises(ValueError, match="hvp_approach"):
         ConjugateGradientOptimizer(hvp_approach="magic")
-    opt.build([var], loss_fn, constraint_fn, max_constraint_value=0.05)
+    build_constrained(opt, [var], loss_fn, constraint_fn, 0.05)
     stats = opt.optimize(inputs)
     assert stats["NumBacktracks"] == 0 and stats["MeanKL"] <= 0.05
     assert var.dtype == tf.float32
@@ -382,7 +399,7 @@ def test_cg_optimizer_reads_variable_coefficient_without_retracing():
         return coeff * base_loss(inp)
 
     opt = ConjugateGradientOptimizer()
-    opt.build([var], loss_fn, constraint_fn, max_constraint_value=0.05)
+    build_constrained(opt, [var], loss_fn, constraint_fn, 0.05)
     first = opt.loss(inputs)
     n_traces = len(traces)
     coeff.assign(3.0)
@@ -449,8 +466,8 @@ def test_first_order_optimizer_decreases_convex_loss():
     def loss_fn(inp):
         return tf.reduce_mean(tf.reduce_sum((var - inp["center"]) ** 2, axis=-1))
 
-    opt = MAMLFirstOrderOptimizer(learning_rate=0.05, max_epochs=300, num_minibatches=2)
-    opt.build([var], loss_fn)
+    opt = MinibatchAdamOptimizer(learning_rate=0.05, max_epochs=300, num_minibatches=2)
+    opt.build([var], with_no_stats(loss_fn))
     stats = opt.optimize(inputs)
     assert stats["LossAfter"] < stats["LossBefore"]
     np.testing.assert_allclose(var.numpy(), centers.mean(axis=0), atol=0.02)
@@ -463,12 +480,13 @@ def test_first_order_first_step_is_adam_sign_step():
     def loss_fn(inp):
         return tf.reduce_mean(tf.reduce_sum((var - inp["center"]) ** 2, axis=-1))
 
-    opt = MAMLFirstOrderOptimizer(learning_rate=0.01)
-    opt.build([var], loss_fn)
-    stats = opt.optimize(inputs, loss_after=False)
+    opt = MinibatchAdamOptimizer(learning_rate=0.01)
+    opt.build([var], with_no_stats(loss_fn))
+    stats = opt.optimize(inputs)
     grad = 2 * (0.0 - centers.mean(axis=0))
     np.testing.assert_allclose(var.numpy(), -0.01 * np.sign(grad), rtol=1e-6)
-    assert stats == {"LossBefore": pytest.approx(np.mean(np.sum(centers**2, axis=-1)))}
+    assert stats["LossBefore"] == pytest.approx(np.mean(np.sum(centers**2, axis=-1)))
+    assert set(stats) == {"LossBefore", "LossAfter"}
 
 
 def test_first_order_minibatches_split_task_axis_and_are_seeded():
@@ -482,16 +500,17 @@ def test_first_order_minibatches_split_task_axis_and_are_seeded():
             visits.assign_add(tf.reduce_sum(tf.one_hot(inp["id"], num_tasks, dtype=tf.int32), 0))
             return tf.reduce_mean(tf.reduce_sum((var - inp["center"]) ** 2, axis=-1))
 
-        opt = MAMLFirstOrderOptimizer(
+        opt = MinibatchAdamOptimizer(
             learning_rate=0.1, max_epochs=epochs, num_minibatches=num_minibatches, seed=seed
         )
-        opt.build([var], loss_fn)
-        opt.optimize(inputs, loss_after=False)
+        opt.build([var], with_no_stats(loss_fn))
+        opt.optimize(inputs)
         return var.numpy(), visits.numpy()
 
     params0, visits = run(0)
-    # Each epoch visits every task exactly once; the full-batch LossBefore adds one visit.
-    np.testing.assert_array_equal(visits, np.full(num_tasks, epochs + 1))
+    # Each epoch visits every task exactly once; the full-batch LossBefore and LossAfter add
+    # one visit each.
+    np.testing.assert_array_equal(visits, np.full(num_tasks, epochs + 2))
     np.testing.assert_array_equal(run(0)[0], params0)
     assert not np.array_equal(run(1)[0], params0)
 
@@ -505,8 +524,8 @@ def test_first_order_variable_coefficient_takes_effect_without_retracing():
         traces.append(1)
         return coeff * tf.reduce_mean(tf.reduce_sum((var - inp["center"]) ** 2, axis=-1))
 
-    opt = MAMLFirstOrderOptimizer(learning_rate=1e-3)
-    opt.build([var], loss_fn)
+    opt = MinibatchAdamOptimizer(learning_rate=1e-3)
+    opt.build([var], with_no_stats(loss_fn))
     first = opt.optimize(inputs)
     n_traces = len(traces)
     coeff.assign(10.0)
@@ -516,18 +535,30 @@ def test_first_order_variable_coefficient_takes_effect_without_retracing():
     assert int(opt.checkpoint_state()["adam"].iterations) == 2
 
 
+def test_first_order_objective_statistics_are_reported_after_the_steps():
+    var, inputs, centers = _task_problem()
+
+    def objective(inp):
+        return tf.reduce_mean(tf.reduce_sum((var - inp["center"]) ** 2, axis=-1)), {"var": var + 0.0}
+
+    opt = MinibatchAdamOptimizer(learning_rate=0.01, max_epochs=3)
+    opt.build([var], objective)
+    stats = opt.optimize(inputs)
+    np.testing.assert_array_equal(stats["var"], var.numpy())
+    assert stats["LossAfter"] == pytest.approx(opt.loss(inputs))
+    assert MAMLFirstOrderOptimizer is MinibatchAdamOptimizer  # the original code's name
+
+
 def test_first_order_validation():
     var, inputs, _ = _task_problem(num_tasks=2)
-    opt = MAMLFirstOrderOptimizer(num_minibatches=3)
-    with pytest.raises(ValueError, match="unconstrained"):
-        opt.build([var], lambda inp: tf.reduce_sum(var), lambda inp: 0.0, 0.1)
-    opt.build([var], lambda inp: tf.reduce_sum(var * var))
+    opt = MinibatchAdamOptimizer(num_minibatches=3)
+    opt.build([var], lambda inp: (tf.reduce_sum(var * var), {}))
     with pytest.raises(ValueError, match="num_minibatches"):
         opt.optimize(inputs)
     with pytest.raises(ValueError, match="leading task axis"):
         opt.optimize({"a": tf.ones((2, 1)), "b": tf.ones((3, 1))})
     with pytest.raises(ValueError, match="max_epochs"):
-        MAMLFirstOrderOptimizer(max_epochs=0)
+        MinibatchAdamOptimizer(max_epochs=0)
 
 
 # -------------------------------------------------------------------- Gauss-Newton products
@@ -551,8 +582,7 @@ def test_gauss_newton_hvp_is_jacobian_transpose_output_hessian_jacobian():
     """Away from the constraint's minimum: J^T H_out J v with explicit Jacobian and Hessian."""
     variables, inputs, loss_fn, constraint_fn, outputs_fn, of_outputs = _gauss_newton_problem()
     opt = ConjugateGradientOptimizer(hvp_approach="gauss_newton")
-    opt.build(variables, loss_fn, constraint_fn, max_constraint_value=0.01,
-              constraint_outputs_fn=outputs_fn, constraint_of_outputs_fn=of_outputs)
+    build_constrained(opt, variables, loss_fn, constraint_fn, 0.01, outputs_fn, of_outputs)
     vector = np.random.default_rng(2).normal(size=sum(int(np.prod(v.shape)) for v in variables))
     with tf.GradientTape(persistent=True) as tape:
         out = tf.reshape(outputs_fn(inputs)["out"], [-1])
@@ -572,21 +602,13 @@ def test_gauss_newton_hvp_is_jacobian_transpose_output_hessian_jacobian():
     assert np.linalg.norm(exact - expected) > 1e-3 * np.linalg.norm(exact)
 
 
-def test_gauss_newton_needs_the_constraint_as_a_function_of_outputs():
-    variables, inputs, loss_fn, constraint_fn, _, _ = _gauss_newton_problem()
-    opt = ConjugateGradientOptimizer(hvp_approach="gauss_newton")
-    with pytest.raises(ValueError, match="constraint_outputs_fn"):
-        opt.build(variables, loss_fn, constraint_fn, max_constraint_value=0.01)
-
-
 @pytest.mark.parametrize("jit_compile", [False, True])
 def test_gauss_newton_step_matches_step_by_step_reference(jit_compile):
     """The compiled step with cached Gauss-Newton products against ``opt.hvp`` called per product."""
     variables, inputs, loss_fn, constraint_fn, outputs_fn, of_outputs = _gauss_newton_problem()
     theta0 = flatten_tensors(variables).numpy()
     opt = ConjugateGradientOptimizer(cg_iters=8, hvp_approach="gauss_newton", jit_compile=jit_compile)
-    opt.build(variables, loss_fn, constraint_fn, max_constraint_value=3.0,
-              constraint_outputs_fn=outputs_fn, constraint_of_outputs_fn=of_outputs)
+    build_constrained(opt, variables, loss_fn, constraint_fn, 3.0, outputs_fn, of_outputs)
     expected, expected_n = _reference_trpo_step(opt, variables, loss_fn, constraint_fn, inputs)
     for var, value in zip(variables, unflatten_tensors(tf.constant(theta0), [v.shape for v in variables])):
         var.assign(value)

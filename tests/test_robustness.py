@@ -458,7 +458,6 @@ def test_validation_choices_match_the_library():
     from meta_policy_search import baselines
     from meta_policy_search.envs.registry import ENV_CLASS_NAMES
     from meta_policy_search.experiment import configs
-    from meta_policy_search.meta_algos.base import EXPLORATION_TYPES, INNER_TYPES
     from meta_policy_search.policies.networks import TF_NONLINEARITIES
     from meta_policy_search.samplers.meta_sampler import EXECUTORS, NONFINITE_MODES
     from meta_policy_search.samplers.quota import SAMPLING_MODES
@@ -467,8 +466,6 @@ def test_validation_choices_match_the_library():
     assert set(configs.ENV_SETTINGS) == set(ENV_CLASS_NAMES)
     assert set(configs.BASELINES) == set(baselines.__all__) - {"Baseline"}
     assert set(configs.NONLINEARITIES) == set(TF_NONLINEARITIES)
-    assert configs.INNER_TYPES == INNER_TYPES
-    assert configs.EXPLORATION_TYPES == EXPLORATION_TYPES
     assert configs.EXECUTORS == EXECUTORS
     assert configs.NONFINITE_MODES == NONFINITE_MODES
     assert configs.SAMPLING_MODES == SAMPLING_MODES

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from meta_policy_search.meta_algos import TRPOMAML, ProMP
+from meta_policy_search.meta_algos import PPOMAML, TRPOMAML, ProMP
 from meta_policy_search.meta_algos.batch import to_tensor_batch
 from meta_policy_search.policies import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
@@ -85,7 +85,7 @@ def test_packing_changes_no_loss_or_meta_gradient(name):
     for pack in (True, False):
         batches = [to_tensor_batch(s, tf.float64, require_adjusted_rewards=True, pack=pack) for s in samples]
         with tf.GradientTape() as tape:
-            loss = algo.meta_loss(batches)
+            loss, _ = algo.meta_loss(batches)
         grads = tape.gradient(loss, algo.meta_variables)
         results.append((float(loss), np.concatenate([tf.reshape(g, [-1]).numpy() for g in grads])))
     (packed_loss, packed_grad), (padded_loss, padded_grad) = results
@@ -114,3 +114,45 @@ def test_xla_runs_on_the_packed_layout():
         products.append(algo.optimizer.hvp(batches, vector).numpy())
     assert np.abs(products[1]).max() > 1e-6
     np.testing.assert_allclose(products[0], products[1], rtol=1e-8, atol=1e-12)
+
+
+def test_a_task_subset_of_a_packed_batch_scatters_its_own_rows():
+    """Minibatches gather a subset of tasks from every field: ``per_step`` of the subset must be
+    the subset of ``per_step``, so each row's target is relative to its own task."""
+    batch = to_tensor_batch(make_samples(), tf.float64)
+    per_row = tf.reduce_sum(batch.observations, axis=-1) + 1.0
+    full = batch.per_step(per_row).numpy()
+    for tasks in ([1], [1, 0], [0]):
+        subset = tf.nest.map_structure(
+            lambda x: tf.gather(x, tasks, axis=0), batch  # noqa: B023 - used at once
+        )
+        np.testing.assert_array_equal(subset.per_step(tf.gather(per_row, tasks)).numpy(), full[tasks])
+
+
+MINIBATCH_ALGOS = {
+    "ProMP": lambda p: ProMP(p, inner_lr=0.3, meta_batch_size=T, num_inner_grad_steps=1,
+                             init_inner_kl_penalty=0.1, clip_eps=0.2, num_minibatches=2),
+    "PPO-MAML": lambda p: PPOMAML(p, inner_lr=0.3, meta_batch_size=T, num_inner_grad_steps=1,
+                                  num_minibatches=2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MINIBATCH_ALGOS))
+def test_minibatch_outer_steps_on_packed_batches_match_the_padded_layout(name):
+    """Two task minibatches per epoch on packed batches whose episodes end early take the same
+    Adam steps as on the padded layout."""
+    samples = [make_samples(seed) for seed in (1, 2)]
+    params = []
+    for pack in (True, False):
+        policy = MetaGaussianMLPPolicy(T, OBS, ACT, hidden_sizes=(4,), init_std=0.8, seed=1,
+                                       dtype=tf.float64)
+        algo = MINIBATCH_ALGOS[name](policy)
+        batches = tuple(to_tensor_batch(s, tf.float64, pack=pack) for s in samples)
+        assert (batches[0].row_target is not None) == pack
+        algo.optimizer.optimize(batches)
+        params.append(np.concatenate([tf.reshape(v, [-1]).numpy() for v in algo.meta_variables]))
+    initial = MetaGaussianMLPPolicy(T, OBS, ACT, hidden_sizes=(4,), init_std=0.8, seed=1,
+                                    dtype=tf.float64)
+    start = np.concatenate([tf.reshape(v, [-1]).numpy() for v in initial.get_params().values()])
+    assert np.abs(params[0] - start).max() > 1e-6
+    np.testing.assert_allclose(params[0], params[1], rtol=1e-9, atol=1e-12)

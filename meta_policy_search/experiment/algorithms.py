@@ -10,17 +10,17 @@ A ``*RunConfig`` subclasses a family config of :mod:`~meta_policy_search.experim
 Its docstring is the script's ``--help`` description, and the fields it redeclares are the
 script's own choices, which the paper config leaves alone (``paper.script_fields``: any class
 outside ``configs``). A ``make_*(config, policy)`` builds the meta-algorithm from a config's
-fields.
+fields by an explicit call: a new constructor argument is passed here, next to its config field.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from typing import Any
 
 from meta_policy_search.experiment.configs import (
     DiceMAMLConfig,
+    MetaRLConfig,
     PPOMAMLConfig,
     ProMPConfig,
     TRPOMAMLConfig,
@@ -101,42 +101,71 @@ class VPGDiceRunConfig(DiceMAMLConfig):
 
 
 # ---------------------------------------------------------------------------- builders
-def algorithm_from_config(algorithm_class: type, config: Any, policy: Any, **overrides: Any) -> Any:
-    """``algorithm_class(policy, ...)`` with every constructor argument that has a config field of
-    the same name set to that field's value; ``overrides`` win.
+def inner_step_settings(config: MetaRLConfig) -> dict[str, Any]:
+    """The settings of the inner steps that every meta-algorithm takes, as keyword arguments.
 
-    Config fields and constructor arguments share their names (``inner_lr``, ``clip_eps``,
-    ``step_size``, ...), so a new constructor argument reaches the run scripts by adding the
-    config field, with no builder to edit.
+    Args:
+        config: any algorithm's config.
+
+    Returns:
+        ``inner_lr``, ``meta_batch_size``, ``num_inner_grad_steps``,
+        ``trainable_inner_step_size``, ``first_order`` and ``jit_compile`` from ``config``.
     """
-    fields = {field.name for field in dataclasses.fields(config)}
-    arguments = {
-        name: getattr(config, name)
-        for name in inspect.signature(algorithm_class).parameters
-        if name in fields and name != "policy"
-    }
-    return algorithm_class(policy=policy, **{**arguments, **overrides})
+    return dict(
+        inner_lr=config.inner_lr,
+        meta_batch_size=config.meta_batch_size,
+        num_inner_grad_steps=config.num_inner_grad_steps,
+        trainable_inner_step_size=config.trainable_inner_step_size,
+        first_order=config.first_order,
+        jit_compile=config.jit_compile,
+    )
 
 
 def make_promp(config: ProMPConfig, policy: Any) -> Any:
     """The ProMP meta-algorithm for ``policy``."""
     from meta_policy_search.meta_algos import ProMP
 
-    return algorithm_from_config(ProMP, config, policy)
+    return ProMP(
+        policy,
+        **inner_step_settings(config),
+        learning_rate=config.learning_rate,
+        num_ppo_steps=config.num_ppo_steps,
+        num_minibatches=config.num_minibatches,
+        clip_eps=config.clip_eps,
+        target_inner_step=config.target_inner_step,
+        init_inner_kl_penalty=config.init_inner_kl_penalty,
+        adaptive_inner_kl_penalty=config.adaptive_inner_kl_penalty,
+        anneal_factor=config.anneal_factor,
+    )
 
 
 def make_ppo_maml(config: PPOMAMLConfig, policy: Any) -> Any:
     """The PPO-MAML meta-algorithm for ``policy``."""
     from meta_policy_search.meta_algos import PPOMAML
 
-    return algorithm_from_config(PPOMAML, config, policy)
+    return PPOMAML(
+        policy,
+        **inner_step_settings(config),
+        learning_rate=config.learning_rate,
+        num_ppo_steps=config.num_ppo_steps,
+        num_minibatches=config.num_minibatches,
+        clip_eps=config.clip_eps,
+        inner_type=config.inner_type,
+    )
 
 
 def make_trpo_maml(config: TRPOMAMLConfig, policy: Any) -> Any:
     """The TRPO-MAML meta-algorithm for ``policy`` (E-MAML-TRPO when ``config.exploration``)."""
     from meta_policy_search.meta_algos import TRPOMAML
 
-    return algorithm_from_config(TRPOMAML, config, policy)
+    return TRPOMAML(
+        policy,
+        **inner_step_settings(config),
+        step_size=config.step_size,
+        inner_type=config.inner_type,
+        exploration=config.exploration,
+        exploration_type=config.exploration_type,
+    )
 
 
 def make_trpo_maml_sample_processor(config: TRPOMAMLConfig) -> Any:
@@ -150,15 +179,25 @@ def make_vpg_maml(config: VPGMAMLConfig, policy: Any) -> Any:
     """The VPG-MAML meta-algorithm for ``policy`` (E-MAML when ``config.exploration``)."""
     from meta_policy_search.meta_algos import VPGMAML
 
-    return algorithm_from_config(VPGMAML, config, policy)
+    return VPGMAML(
+        policy,
+        **inner_step_settings(config),
+        learning_rate=config.learning_rate,
+        inner_type=config.inner_type,
+        exploration=config.exploration,
+        exploration_type=config.exploration_type,
+    )
 
 
 def make_dice_maml(config: DiceMAMLConfig, policy: Any) -> Any:
     """The DiCE-MAML meta-algorithm for ``policy``."""
     from meta_policy_search.meta_algos import DICEMAML
 
-    return algorithm_from_config(
-        DICEMAML, config, policy, max_path_length=resolved_horizon(config)
+    return DICEMAML(
+        policy,
+        **inner_step_settings(config),
+        learning_rate=config.learning_rate,
+        max_path_length=resolved_horizon(config),
     )
 
 
@@ -166,6 +205,9 @@ def make_vpg_dice(config: DiceMAMLConfig, policy: Any) -> Any:
     """The VPG-DiCE meta-algorithm for ``policy``."""
     from meta_policy_search.meta_algos import VPG_DICEMAML
 
-    return algorithm_from_config(
-        VPG_DICEMAML, config, policy, max_path_length=resolved_horizon(config)
+    return VPG_DICEMAML(
+        policy,
+        **inner_step_settings(config),
+        learning_rate=config.learning_rate,
+        max_path_length=resolved_horizon(config),
     )

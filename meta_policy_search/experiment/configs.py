@@ -19,6 +19,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from meta_policy_search.choices import EXPLORATION_TYPES, INNER_TYPES
 from meta_policy_search.experiment.paper import env_horizons
 from meta_policy_search.samplers.quota import SAMPLING_MODES  # standard library only
 
@@ -218,7 +219,7 @@ class TRPOMAMLConfig(MetaRLConfig):
     exploration_type: str = "original"
     """Form of E-MAML's term: ``original`` (the original ProMP code's) or ``emaml_paper``."""
     jit_compile: bool = True
-    """Compile with XLA: 1.2-1.3x faster TRPO steps (``benchmarks/results/algo_steps.md``)."""
+    """Compile with XLA: faster TRPO steps (``benchmarks/results/algo_steps.md``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -253,8 +254,6 @@ class DiceMAMLConfig(MetaRLConfig):
 EXECUTORS = ("iterative", "parallel", "ray")
 BASELINES = ("LinearFeatureBaseline", "LinearTimeBaseline", "ZeroBaseline")
 NONLINEARITIES = ("tanh", "relu", "identity")
-INNER_TYPES = ("likelihood_ratio", "log_likelihood", "dice")
-EXPLORATION_TYPES = ("original", "emaml_paper")
 NONFINITE_MODES = ("raise", "drop")
 LOG_FORMATS = ("stdout", "log", "csv", "tensorboard")
 

@@ -8,21 +8,25 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from meta_policy_search.choices import EXPLORATION_TYPES, INNER_TYPES
 from meta_policy_search.meta_algos import objectives
 from meta_policy_search.meta_algos.batch import TensorBatch, to_tensor_batch
+from meta_policy_search.meta_algos.forward import (
+    AdaptationChain,
+    log_likelihood,
+    old_log_likelihood,
+    post_update_surrogate,
+)
 from meta_policy_search.meta_algos.inner_step import Params, adapt
-from meta_policy_search.policies.distributions import DiagonalGaussian
+from meta_policy_search.policies.distributions import DistInfo
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 from meta_policy_search.protocols import OuterOptimizer
 from meta_policy_search.types import SampleBatch
 
-INNER_TYPES = ("likelihood_ratio", "log_likelihood", "dice")
-EXPLORATION_TYPES = ("original", "emaml_paper")
-"""Forms of E-MAML's exploration term: the original code's and the E-MAML paper's trajectory form."""
-
 
 def check_exploration_type(exploration_type: str) -> str:
-    """Return ``exploration_type`` after checking it is one of :data:`EXPLORATION_TYPES`.
+    """Return ``exploration_type`` after checking it is one of
+    :data:`~meta_policy_search.choices.EXPLORATION_TYPES`.
 
     Raises:
         ValueError: naming the bad value and the valid ones.
@@ -32,13 +36,6 @@ def check_exploration_type(exploration_type: str) -> str:
             f"exploration_type must be one of {EXPLORATION_TYPES}, got {exploration_type!r}"
         )
     return exploration_type
-
-
-def mean_kl_of_dist_info(dist_info: dict[str, tf.Tensor], batch: TensorBatch) -> tf.Tensor:
-    """Mean ``KL(pi_old || pi)`` over the real steps of ``batch``, averaged over tasks, where
-    ``dist_info`` is ``pi``'s ``{'mean', 'log_std'}`` ``[T, N, A]`` on ``batch``."""
-    kl = batch.per_step(DiagonalGaussian.kl(batch.old_dist_info, dist_info))
-    return tf.reduce_mean(objectives.masked_task_mean(kl, batch.mask))
 
 
 class MAMLAlgo(tf.Module):
@@ -55,9 +52,13 @@ class MAMLAlgo(tf.Module):
        :math:`L^{\text{out}}(\theta_K(\theta); \mathcal{D}_0, \dots, \mathcal{D}_K)`,
        differentiating through every inner step.
 
-    Subclasses define the outer objective (:meth:`meta_loss`) and set :attr:`optimizer`, which
-    the default :meth:`optimize_policy` runs and :meth:`checkpoint_state` saves (or override
-    :meth:`optimize_policy`).
+    The outer step reads one forward pass, :meth:`forward`: the adaptation chain
+    :math:`\theta_0, \dots, \theta_K` and the policy's distributions on every batch
+    (:class:`~meta_policy_search.meta_algos.forward.AdaptationChain`). Subclasses state their
+    outer loss as :meth:`objective`, a function of that chain and the batches returning
+    ``(loss, stats)``; :meth:`meta_loss` evaluates it at the current parameters. They set
+    :attr:`optimizer`, built on :meth:`meta_loss`, which the default :meth:`optimize_policy`
+    runs and :meth:`checkpoint_state` saves (or override :meth:`optimize_policy`).
 
     Args:
         policy: the meta-policy; its ``meta_batch_size`` must equal ``meta_batch_size``.
@@ -70,17 +71,15 @@ class MAMLAlgo(tf.Module):
         first_order: drop the second-order term (first-order MAML approximation).
         jit_compile: compile the algorithm's graphs (inner step, outer objective and optimizer
             steps) with XLA (``tf.function(jit_compile=True)``); the results are the same up to
-            floating point rounding. XLA graphs run the policy on the padded ``R x H`` steps
-            instead of only the real ones (see
-            :func:`~meta_policy_search.meta_algos.batch.to_tensor_batch`), which costs time
-            where episodes terminate early.
+            floating point rounding.
         exploration: add E-MAML's pre-update sampling term to the outer loss (see
             :meth:`exploration_loss`).
-        exploration_type: its form, one of :data:`EXPLORATION_TYPES`.
+        exploration_type: its form, one of
+            :data:`~meta_policy_search.choices.EXPLORATION_TYPES`.
     """
 
     optimizer: OuterOptimizer | None = None
-    """The outer optimizer, built by the subclass on :meth:`meta_loss` and :attr:`meta_variables`;
+    """The outer optimizer, built by the subclass on :attr:`meta_variables` and the objective;
     ``None`` until then."""
 
     def __init__(
@@ -110,7 +109,6 @@ class MAMLAlgo(tf.Module):
         if not inner_lr > 0:
             raise ValueError(f"inner_lr must be > 0, got {inner_lr!r}")
         self.policy = policy
-        self.inner_lr = float(inner_lr)
         self.meta_batch_size = int(meta_batch_size)
         self.num_inner_grad_steps = int(num_inner_grad_steps)
         self.trainable_inner_step_size = bool(trainable_inner_step_size)
@@ -129,7 +127,8 @@ class MAMLAlgo(tf.Module):
             for name in policy.trainable_param_names
         }
         self._adapt_graph = tf.function(
-            self._adapt_step, reduce_retracing=True, jit_compile=self.jit_compile
+            lambda params, batch: self.adapt_step(params, batch)[0],
+            reduce_retracing=True, jit_compile=self.jit_compile,
         )
         self._tensor_cache = _TensorBatchCache(self.num_inner_grad_steps + 1)
 
@@ -166,101 +165,92 @@ class MAMLAlgo(tf.Module):
             state["optimizer"] = optimizer_state
         return state
 
-    # ---------------------------------------------------------------------- policy evaluation
+    # ---------------------------------------------------------------------- the forward pass
     def tiled_params(self, num_tasks: int | tf.Tensor) -> Params:
         """The shared policy parameters repeated on a leading task axis (differentiable)."""
         return self.policy.stacked_params(num_tasks)
 
-    def log_likelihood(self, params: Params, batch: TensorBatch) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """Per-step log-likelihoods ``[T, R, H]`` of the batch's actions under ``params``.
+    def inner_objective(self, params: Params, batch: TensorBatch) -> tuple[tf.Tensor, DistInfo]:
+        """Per-task inner losses ``[T]`` of type ``inner_type`` and the policy's distribution.
+
+        Args:
+            params: name -> ``[T, ...]`` per-task parameters.
+            batch: the inner step's samples.
 
         Returns:
-            ``(log_likelihood [T, R, H], dist_info)`` with ``dist_info`` over ``[T, N, A]``.
+            ``(losses [T], dist_info)``, ``dist_info`` the policy's ``{'mean', 'log_std'}``
+            ``[T, M, A]`` under ``params`` on ``batch``.
         """
         dist_info = self.policy.forward(params, batch.observations)
-        return batch.per_step(DiagonalGaussian.log_likelihood(batch.actions, dist_info)), dist_info
-
-    def old_log_likelihood(self, batch: TensorBatch) -> tf.Tensor:
-        """Per-step log-likelihoods ``[T, R, H]`` under the distribution that sampled ``batch``."""
-        return batch.per_step(DiagonalGaussian.log_likelihood(batch.actions, batch.old_dist_info))
-
-    def _likelihood_ratio(self, params: Params, batch: TensorBatch) -> tf.Tensor:
-        """Per-step ``pi_params(a|s) / pi_old(a|s)`` ``[T, R, H]`` on ``batch``."""
-        log_likelihood, _ = self.log_likelihood(params, batch)
-        return tf.exp(log_likelihood - self.old_log_likelihood(batch))
-
-    def _mean_kl(
-        self, params: Params, batch: TensorBatch, dist_info: dict[str, tf.Tensor] | None = None
-    ) -> tf.Tensor:
-        """Mean ``KL(pi_old || pi_params)`` over the real steps of ``batch``, averaged over tasks.
-
-        ``dist_info``: the policy's output for ``params`` on ``batch`` if already computed.
-        """
-        if dist_info is None:
-            dist_info = self.policy.forward(params, batch.observations)
-        return mean_kl_of_dist_info(dist_info, batch)
-
-    def inner_objective(self, params: Params, batch: TensorBatch) -> tf.Tensor:
-        """Per-task inner losses ``[T]`` of type ``inner_type``."""
-        return self._inner_objective_and_dist_info(params, batch)[0]
-
-    def _inner_objective_and_dist_info(
-        self, params: Params, batch: TensorBatch
-    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        log_likelihood, dist_info = self.log_likelihood(params, batch)
+        new_log_likelihood = log_likelihood(dist_info, batch)
         if self.inner_type == "likelihood_ratio":
             loss = objectives.likelihood_ratio_objective(
-                log_likelihood, self.old_log_likelihood(batch), batch.advantages, batch.mask
+                new_log_likelihood, old_log_likelihood(batch), batch.advantages, batch.mask
             )
         elif self.inner_type == "log_likelihood":
-            loss = objectives.log_likelihood_objective(log_likelihood, batch.advantages, batch.mask)
+            loss = objectives.log_likelihood_objective(new_log_likelihood, batch.advantages, batch.mask)
         else:
             loss = objectives.dice_objective(
-                log_likelihood, self.old_log_likelihood(batch), batch.adjusted_rewards, batch.mask
+                new_log_likelihood, old_log_likelihood(batch), batch.adjusted_rewards, batch.mask
             )
         return loss, dist_info
 
-    def _adapt_step(self, params: Params, batch: TensorBatch) -> Params:
-        return self._adapt_step_and_dist_info(params, batch)[0]
+    def adapt_step(self, params: Params, batch: TensorBatch) -> tuple[Params, DistInfo]:
+        """One inner step per task from ``params`` on ``batch``
+        (:func:`~meta_policy_search.meta_algos.inner_step.adapt`).
 
-    def _adapt_step_and_dist_info(
-        self, params: Params, batch: TensorBatch
-    ) -> tuple[Params, dict[str, tf.Tensor]]:
-        outputs: dict[str, dict[str, tf.Tensor]] = {}
-
-        def inner_loss(p: Params) -> tf.Tensor:
-            loss, outputs["dist_info"] = self._inner_objective_and_dist_info(p, batch)
-            return loss
-
-        return adapt(params, self.step_sizes, inner_loss, self.first_order), outputs["dist_info"]
-
-    def adapted_params(self, inner_batches: Sequence[TensorBatch]) -> list[Params]:
-        """``[theta_0, ..., theta_K]`` for ``K = len(inner_batches)``, as differentiable tensors.
-
-        ``theta_0`` is the shared parameters tiled over tasks and ``theta_{k+1}`` the inner step
-        from ``theta_k`` on ``inner_batches[k]``.
+        Returns:
+            ``(adapted params, dist_info)``, ``dist_info`` as in :meth:`inner_objective` at
+            ``params``.
         """
-        return self.adapted_params_and_dist_infos(inner_batches)[0]
+        return adapt(
+            params, self.step_sizes, lambda p: self.inner_objective(p, batch), self.first_order
+        )
 
-    def adapted_params_and_dist_infos(
-        self, inner_batches: Sequence[TensorBatch]
-    ) -> tuple[list[Params], list[dict[str, tf.Tensor]]]:
-        """:meth:`adapted_params` and the policy's (differentiable) ``dist_info`` of
-        ``theta_k`` on ``inner_batches[k]``, computed by the inner steps themselves: objectives
-        that need them (ProMP's inner KL) reuse that forward pass and its backward pass.
-        Without inner batches (``K = 0``) the chain is ``[theta_0]`` over ``meta_batch_size``
-        tasks."""
-        if inner_batches:
-            num_tasks = tf.shape(inner_batches[0].observations)[0]
-        else:
-            num_tasks = self.meta_batch_size
-        chain = [self.tiled_params(num_tasks)]
+    def forward(self, batches: Sequence[TensorBatch]) -> AdaptationChain:
+        """The adaptation chain at the current parameters, computed once for every objective.
+
+        Args:
+            batches: the ``K + 1`` batches of one meta-iteration, ``batches[k]`` sampled by
+                ``theta_k``, the last one post-update.
+
+        Returns:
+            ``theta_0 .. theta_K`` (``theta_0`` the shared parameters tiled over the tasks of
+            ``batches``) and the policy's distribution under ``theta_k`` on ``batches[k]``.
+        """
+        params = [self.tiled_params(tf.shape(batches[0].observations)[0])]
         dist_infos = []
-        for batch in inner_batches:
-            adapted, dist_info = self._adapt_step_and_dist_info(chain[-1], batch)
-            chain.append(adapted)
+        for batch in batches[:-1]:
+            adapted, dist_info = self.adapt_step(params[-1], batch)
+            params.append(adapted)
             dist_infos.append(dist_info)
-        return chain, dist_infos
+        dist_infos.append(self.policy.forward(params[-1], batches[-1].observations))
+        return AdaptationChain(params, dist_infos)
+
+    def objective(
+        self, chain: AdaptationChain, batches: Sequence[TensorBatch]
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        r"""The outer loss as a function of the forward pass, and its statistics.
+
+        Default: the mean over tasks of the post-update surrogate :math:`-\mathbb{E}[r A]`,
+        :math:`r = \pi_{\theta_K}(a \mid s) / \pi_{\text{old}}(a \mid s)`, plus E-MAML's
+        pre-update sampling term (:meth:`exploration_loss`) when ``exploration`` is set.
+
+        Args:
+            chain: :meth:`forward` on ``batches``.
+            batches: the ``K + 1`` batches, the last one post-update.
+
+        Returns:
+            ``(scalar loss, {name: tensor})``.
+        """
+        loss = post_update_surrogate(chain, batches)
+        if self.exploration:
+            loss += self.exploration_loss(chain, batches)
+        return tf.reduce_mean(loss), {}
+
+    def meta_loss(self, batches: Sequence[TensorBatch]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """:meth:`objective` of :meth:`forward` at the current parameters: ``(loss, stats)``."""
+        return self.objective(self.forward(batches), batches)
 
     # ------------------------------------------------------------------------- meta-iteration
     def to_tensors(self, samples: SampleBatch) -> TensorBatch:
@@ -268,7 +258,7 @@ class MAMLAlgo(tf.Module):
 
         The last ``num_inner_grad_steps + 1`` conversions are cached by object identity: the
         inner step (``adapt_policy``) and the outer step (:meth:`optimize_policy`) of one
-        iteration convert every inner batch once (issue 7). A batch must not be modified in
+        iteration convert every inner batch once. A batch must not be modified in
         place after it was first converted.
 
         Raises:
@@ -312,21 +302,14 @@ class MAMLAlgo(tf.Module):
             )
         return tuple(self.to_tensors(samples) for samples in all_samples_data)
 
-    def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
-        """The outer loss at the current parameters (default: the post-update surrogate).
-
-        Adds E-MAML's pre-update sampling term when ``exploration`` is set.
-        """
-        return self.surrogate_meta_loss(batches, exploration=self.exploration)
-
-    def optimize_policy(self, all_samples_data: Sequence[SampleBatch], log: bool = True) -> dict[str, float]:
+    def optimize_policy(self, all_samples_data: Sequence[SampleBatch]) -> dict[str, float]:
         """Outer (meta) step on ``all_samples_data[k]``, the batch of inner step ``k``.
 
         The default runs ``self.optimizer`` (built by the subclass on :meth:`meta_loss`) once and
         reports its statistics.
 
         Returns:
-            The algorithm's statistics (logged to the logger when ``log``).
+            The algorithm's statistics (the Trainer logs them).
         """
         if self.optimizer is None:
             raise NotImplementedError(
@@ -334,42 +317,10 @@ class MAMLAlgo(tf.Module):
                 "optimize_policy"
             )
         batches = self._check_all_samples(all_samples_data)
-        stats = {key: float(value) for key, value in self.optimizer.optimize(batches).items()}
-        if log:
-            log_statistics(stats)
-        return stats
+        return {key: float(value) for key, value in self.optimizer.optimize(batches).items()}
 
     # ------------------------------------------------------------ objectives shared by subclasses
-    def surrogate_meta_loss(
-        self,
-        batches: Sequence[TensorBatch],
-        exploration: bool = False,
-        chain: Sequence[Params] | None = None,
-        clip_eps: tf.Tensor | float | None = None,
-    ) -> tf.Tensor:
-        r"""Mean over tasks of the post-update surrogate :math:`-\mathbb{E}[r A]` (+ E-MAML's term).
-
-        :math:`r = \pi_{\theta_K}(a \mid s) / \pi_{\text{old}}(a \mid s)` on the post-update
-        batch, :math:`\theta_K` adapted from
-        the current parameters through all inner steps (``chain``, from :meth:`adapted_params`
-        if not given). With ``clip_eps`` (:math:`\epsilon`), PPO's clipped surrogate
-        :math:`-\mathbb{E}[\min(r A, \operatorname{clip}(r, 1 - \epsilon, 1 + \epsilon) A)]`
-        instead (:func:`~meta_policy_search.meta_algos.objectives.clipped_surrogate_objective`;
-        ProMP's and PPO-MAML's outer objective).
-        """
-        if chain is None:
-            chain = self.adapted_params(batches[:-1])
-        post = batches[-1]
-        ratio = self._likelihood_ratio(chain[-1], post)
-        if clip_eps is None:
-            loss = objectives.surrogate_objective(ratio, post.advantages, post.mask)
-        else:
-            loss = objectives.clipped_surrogate_objective(ratio, post.advantages, post.mask, clip_eps)
-        if exploration:
-            loss += self.exploration_loss(chain, batches)
-        return tf.reduce_mean(loss)
-
-    def exploration_loss(self, chain: Sequence[Params], batches: Sequence[TensorBatch]) -> tf.Tensor:
+    def exploration_loss(self, chain: AdaptationChain, batches: Sequence[TensorBatch]) -> tf.Tensor:
         r"""E-MAML's pre-update sampling term per task ``[T]``, of type ``exploration_type``.
 
         ``'original'`` (the original ProMP code's E-MAML-TRPO/VPG): the task's mean post-update
@@ -384,31 +335,31 @@ class MAMLAlgo(tf.Module):
         from :math:`\theta`).
 
         Args:
-            chain: ``[theta_0, ..., theta_K]`` from :meth:`adapted_params`.
+            chain: :meth:`forward` on ``batches``.
             batches: the ``K + 1`` batches, the last one post-update.
 
         Returns:
             ``[T]`` per-task losses.
         """
+        # The term runs the policy on the pre-update batches itself rather than reading
+        # chain.inner_dist_infos: the same values, but sharing them reorders the float
+        # summation of the gradient, and existing seeds would no longer reproduce.
         post = batches[-1]
         if self.exploration_type == "original":
-            log_likelihood, _ = self.log_likelihood(chain[0], batches[0])
+            dist_info = self.policy.forward(chain.params[0], batches[0].observations)
             return objectives.exploration_objective(
-                log_likelihood, batches[0].mask, post.rewards, post.mask
+                log_likelihood(dist_info, batches[0]), batches[0].mask, post.rewards, post.mask
             )
         post_returns = objectives.real_episode_mean(
             tf.reduce_sum(post.rewards * post.mask, axis=-1), post.mask
         )
         total = tf.zeros_like(post_returns)
-        for params, batch in zip(chain[:-1], batches[:-1]):
-            log_likelihood, _ = self.log_likelihood(params, batch)
-            total += objectives.paper_exploration_objective(log_likelihood, batch.mask, post_returns)
+        for params, batch in zip(chain.params[:-1], batches[:-1]):
+            dist_info = self.policy.forward(params, batch.observations)
+            total += objectives.paper_exploration_objective(
+                log_likelihood(dist_info, batch), batch.mask, post_returns
+            )
         return total
-
-    def post_update_kl(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
-        r"""Mean :math:`D_{\mathrm{KL}}(\pi_{\text{old}} \| \pi_{\theta_K})` over the real post-update
-        steps of all tasks."""
-        return self._mean_kl(self.adapted_params(batches[:-1])[-1], batches[-1])
 
 
 class _TensorBatchCache:
@@ -440,10 +391,3 @@ class _VariableDict(tf.Module):
         for name, variable in variables.items():
             setattr(self, name, variable)
 
-
-def log_statistics(stats: dict[str, float]) -> None:
-    """Record an algorithm's statistics with the logger (imported lazily)."""
-    from meta_policy_search.utils import logger
-
-    for key, value in stats.items():
-        logger.logkv(key, value)

@@ -27,9 +27,10 @@ class TensorBatch(NamedTuple):
         old_mean: ``[T, M, act_dim]`` mean of the sampling distribution.
         old_log_std: ``[T, M, act_dim]`` log-std of the sampling distribution.
         row_target: ``[T, M, 1]`` int32: where :meth:`per_step` writes each packed row's value
-            in the flattened ``[T, R, H]`` layout, ``t * R * H`` plus the step's ``[R, H]``
-            position, or ``T * R * H`` (a slot dropped afterwards) for a row past the task's real
-            steps. ``None`` for an unpacked batch (``M = R * H``, rows in the ``[R, H]`` order).
+            in its own task's flattened ``[R * H]`` steps, or ``R * H`` (a slot dropped
+            afterwards) for a row past the task's real steps. Relative to the task, so that a
+            subset of tasks gathered from every field (an optimizer's minibatch) is a valid
+            batch. ``None`` for an unpacked batch (``M = R * H``, rows in the ``[R, H]`` order).
         mask: ``[T, R, H]``.
         advantages: ``[T, R, H]``.
         rewards: ``[T, R, H]``.
@@ -58,11 +59,16 @@ class TensorBatch(NamedTuple):
         A scatter, not a gather from the packed values: XLA differentiates ``scatter_nd`` twice
         (TRPO's Gauss-Newton product), where a gather's second derivative failed to compile.
         """
+        shape = tf.shape(self.mask)
         if self.row_target is None:
-            return tf.reshape(values, tf.shape(self.mask))
-        slots = tf.size(self.mask)
-        scattered = tf.scatter_nd(self.row_target, values, tf.reshape(slots + 1, [1]))
-        return tf.reshape(scattered[:slots], tf.shape(self.mask))
+            return tf.reshape(values, shape)
+        num_tasks, slots = shape[0], shape[1] * shape[2]
+        # Each task owns slots + 1 consecutive entries, the last one for its padding rows.
+        task_offset = tf.reshape(tf.range(num_tasks) * (slots + 1), [-1, 1, 1])
+        scattered = tf.scatter_nd(
+            self.row_target + task_offset, values, tf.reshape(num_tasks * (slots + 1), [1])
+        )
+        return tf.reshape(tf.reshape(scattered, [num_tasks, slots + 1])[:, :slots], shape)
 
 
 def to_tensor_batch(
@@ -137,8 +143,8 @@ def packing(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     Returns:
         ``(rows, row_target, real_rows)``: ``rows [T, M]`` the flat ``R * H`` position that each
         packed row takes its data from (real steps first, in order); ``row_target [T, M, 1]``
-        int32, where :meth:`TensorBatch.per_step` writes each row (``t * R * H`` plus that
-        position, or ``T * R * H`` for rows past the real steps); ``real_rows [T, M]`` bool,
+        int32, where :meth:`TensorBatch.per_step` writes each row within its task (that
+        position, or ``R * H`` for rows past the real steps); ``real_rows [T, M]`` bool,
         whether a row holds a real step.
     """
     num_tasks, _, horizon = mask.shape
@@ -149,5 +155,5 @@ def packing(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     num_rows = min(slots, max(horizon, -(-most // horizon) * horizon))
     rows = np.argsort(~real, axis=1, kind="stable")[:, :num_rows]
     real_rows = np.arange(num_rows) < counts[:, None]
-    target = np.where(real_rows, rows + slots * np.arange(num_tasks)[:, None], num_tasks * slots)
+    target = np.where(real_rows, rows, slots)
     return rows, target.astype(np.int32)[..., None], real_rows

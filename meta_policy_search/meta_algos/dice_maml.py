@@ -8,6 +8,12 @@ import tensorflow as tf
 
 from meta_policy_search.meta_algos import objectives
 from meta_policy_search.meta_algos.batch import TensorBatch
+from meta_policy_search.meta_algos.forward import (
+    AdaptationChain,
+    log_likelihood,
+    old_log_likelihood,
+    post_update_surrogate,
+)
 from meta_policy_search.meta_algos.vpg_maml import VPGMAML
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
@@ -47,9 +53,15 @@ class DICEMAML(VPGMAML):
             raise ValueError(f"max_path_length must be a positive integer, got {max_path_length!r}")
         self.max_path_length = int(max_path_length)
         super().__init__(
-            policy, inner_lr, meta_batch_size, num_inner_grad_steps, learning_rate,
-            inner_type="dice", trainable_inner_step_size=trainable_inner_step_size,
-            first_order=first_order, jit_compile=jit_compile,
+            policy,
+            inner_lr=inner_lr,
+            meta_batch_size=meta_batch_size,
+            num_inner_grad_steps=num_inner_grad_steps,
+            learning_rate=learning_rate,
+            inner_type="dice",
+            trainable_inner_step_size=trainable_inner_step_size,
+            first_order=first_order,
+            jit_compile=jit_compile,
         )
 
     def _check_all_samples(self, all_samples_data: Sequence[SampleBatch]) -> tuple[TensorBatch, ...]:
@@ -61,14 +73,24 @@ class DICEMAML(VPGMAML):
                 )
         return super()._check_all_samples(all_samples_data)
 
-    def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
-        """The DiCE objective of the post-update batch under the adapted parameters."""
-        chain = self.adapted_params(batches[:-1])
+    def objective(
+        self, chain: AdaptationChain, batches: Sequence[TensorBatch]
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """The DiCE objective of the post-update batch under the adapted parameters.
+
+        Args:
+            chain: :meth:`forward` on ``batches``.
+            batches: the ``K + 1`` batches, the last one post-update.
+
+        Returns:
+            ``(loss, {})``, the loss the mean over tasks.
+        """
         post = batches[-1]
-        log_likelihood, _ = self.log_likelihood(chain[-1], post)
-        return tf.reduce_mean(objectives.dice_objective(
-            log_likelihood, self.old_log_likelihood(post), post.adjusted_rewards, post.mask
-        ))
+        dice = objectives.dice_objective(
+            log_likelihood(chain.post_dist_info, post), old_log_likelihood(post),
+            post.adjusted_rewards, post.mask,
+        )
+        return tf.reduce_mean(dice), {}
 
 
 class VPG_DICEMAML(DICEMAML):  # noqa: N801 - the original's public name
@@ -79,6 +101,16 @@ class VPG_DICEMAML(DICEMAML):  # noqa: N801 - the original's public name
     :class:`DICEMAML`.
     """
 
-    def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
-        r"""Post-update surrogate :math:`-\mathbb{E}_t[r A]` through the DiCE inner steps."""
-        return self.surrogate_meta_loss(batches, exploration=False)
+    def objective(
+        self, chain: AdaptationChain, batches: Sequence[TensorBatch]
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        r"""Post-update surrogate :math:`-\mathbb{E}_t[r A]` through the DiCE inner steps.
+
+        Args:
+            chain: :meth:`forward` on ``batches``.
+            batches: the ``K + 1`` batches, the last one post-update.
+
+        Returns:
+            ``(loss, {})``, the loss the mean over tasks.
+        """
+        return tf.reduce_mean(post_update_surrogate(chain, batches)), {}

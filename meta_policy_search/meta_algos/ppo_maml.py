@@ -12,7 +12,8 @@ import tensorflow as tf
 
 from meta_policy_search.meta_algos.base import MAMLAlgo
 from meta_policy_search.meta_algos.batch import TensorBatch
-from meta_policy_search.optimizers import MAMLFirstOrderOptimizer
+from meta_policy_search.meta_algos.forward import AdaptationChain, post_update_surrogate
+from meta_policy_search.optimizers import MinibatchAdamOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 
 
@@ -63,27 +64,34 @@ class PPOMAML(MAMLAlgo):
         jit_compile: bool = False,
     ) -> None:
         super().__init__(
-            policy, inner_lr, meta_batch_size, num_inner_grad_steps,
-            trainable_inner_step_size, inner_type, first_order, jit_compile=jit_compile,
+            policy,
+            inner_lr=inner_lr,
+            meta_batch_size=meta_batch_size,
+            num_inner_grad_steps=num_inner_grad_steps,
+            trainable_inner_step_size=trainable_inner_step_size,
+            inner_type=inner_type,
+            first_order=first_order,
+            jit_compile=jit_compile,
         )
         if not clip_eps > 0:
             raise ValueError(f"clip_eps must be > 0, got {clip_eps!r}")
-        self.learning_rate = float(learning_rate)
-        self.num_ppo_steps = int(num_ppo_steps)
         self.clip_eps = float(clip_eps)
-        self.optimizer = MAMLFirstOrderOptimizer(
+        self.optimizer = MinibatchAdamOptimizer(
             learning_rate=learning_rate, max_epochs=num_ppo_steps, num_minibatches=num_minibatches,
             jit_compile=self.jit_compile,
         )
         self.optimizer.build(self.meta_variables, self.meta_loss)
 
-    def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
-        """The clipped post-update surrogate (see the class docstring) at the current parameters.
+    def objective(
+        self, chain: AdaptationChain, batches: Sequence[TensorBatch]
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """The clipped post-update surrogate (see the class docstring).
 
         Args:
+            chain: :meth:`forward` on ``batches``.
             batches: the ``K + 1`` batches of one meta-iteration, the last one post-update.
 
         Returns:
-            The scalar loss, the mean over tasks.
+            ``(loss, {})``, the loss the mean over tasks.
         """
-        return self.surrogate_meta_loss(batches, clip_eps=self.clip_eps)
+        return tf.reduce_mean(post_update_surrogate(chain, batches, self.clip_eps)), {}

@@ -7,10 +7,14 @@ from collections.abc import Sequence
 import numpy as np
 import tensorflow as tf
 
-from meta_policy_search.meta_algos.base import MAMLAlgo, log_statistics
+from meta_policy_search.meta_algos.base import MAMLAlgo
 from meta_policy_search.meta_algos.batch import TensorBatch
-from meta_policy_search.meta_algos.inner_step import Params
-from meta_policy_search.optimizers import MAMLFirstOrderOptimizer
+from meta_policy_search.meta_algos.forward import (
+    AdaptationChain,
+    inner_step_kls,
+    post_update_surrogate,
+)
+from meta_policy_search.optimizers import MinibatchAdamOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
 
@@ -40,26 +44,26 @@ class ProMP(MAMLAlgo):
     :math:`\mathrm{KL}_k <` ``target_inner_step / 1.5`` and doubled if
     :math:`\mathrm{KL}_k >` ``1.5 * target_inner_step``.
 
-    The constructor's defaults (``clip_eps`` 0.2, ``init_inner_kl_penalty`` 1e-2, adaptive) are
-    the original class's, not the paper's experiments': the run scripts use
-    :class:`~meta_policy_search.experiment.configs.ProMPConfig` (``clip_eps`` 0.3, a fixed
-    penalty of 5e-4) and the paper's values per env (:doc:`/algorithms/promp`). Pass them
-    explicitly when building the class yourself.
+    The defaults are the paper's (Rothfuss et al. 2019, appendix, and the original run
+    scripts): clipping range 0.3 and a fixed KL penalty :math:`\eta_k = 5 \cdot 10^{-4}`. The
+    original class defaulted to 0.2 and an adaptive penalty from 0.01, which its scripts always
+    overrode.
 
     Arguments not listed below are those of :class:`MAMLAlgo`.
 
     Args:
         learning_rate: Adam learning rate of the outer steps.
-        num_ppo_steps: Adam steps per meta-iteration.
+        num_ppo_steps: Adam epochs per meta-iteration (one step per minibatch).
         num_minibatches: minibatches (split over tasks) per Adam epoch.
-        clip_eps: PPO clipping range.
-        target_inner_step: target KL of the inner steps for the adaptive penalty.
-        init_inner_kl_penalty: initial :math:`\eta_k`.
+        clip_eps: PPO clipping range :math:`\epsilon`, > 0.
+        target_inner_step: target inner-step KL of the adaptive penalty (unused without
+            ``adaptive_inner_kl_penalty``).
+        init_inner_kl_penalty: initial :math:`\eta_k`, >= 0.
         adaptive_inner_kl_penalty: adapt :math:`\eta_k` as above.
-        anneal_factor: multiplies the clipping range after every meta-iteration.
+        anneal_factor: multiplies the clipping range after every meta-iteration, in (0, 1].
     """
 
-    optimizer: MAMLFirstOrderOptimizer
+    optimizer: MinibatchAdamOptimizer
     """Adam on :meth:`meta_loss`, run by :meth:`optimize_policy` with ProMP's own statistics."""
 
     def __init__(
@@ -71,18 +75,24 @@ class ProMP(MAMLAlgo):
         learning_rate: float = 1e-3,
         num_ppo_steps: int = 5,
         num_minibatches: int = 1,
-        clip_eps: float = 0.2,
+        clip_eps: float = 0.3,
         target_inner_step: float = 0.01,
-        init_inner_kl_penalty: float = 1e-2,
-        adaptive_inner_kl_penalty: bool = True,
+        init_inner_kl_penalty: float = 5e-4,
+        adaptive_inner_kl_penalty: bool = False,
         anneal_factor: float = 1.0,
         trainable_inner_step_size: bool = False,
         first_order: bool = False,
         jit_compile: bool = False,
     ) -> None:
         super().__init__(
-            policy, inner_lr, meta_batch_size, num_inner_grad_steps,
-            trainable_inner_step_size, "likelihood_ratio", first_order, jit_compile=jit_compile,
+            policy,
+            inner_lr=inner_lr,
+            meta_batch_size=meta_batch_size,
+            num_inner_grad_steps=num_inner_grad_steps,
+            trainable_inner_step_size=trainable_inner_step_size,
+            inner_type="likelihood_ratio",
+            first_order=first_order,
+            jit_compile=jit_compile,
         )
         if not clip_eps > 0:
             raise ValueError(f"clip_eps must be > 0, got {clip_eps!r}")
@@ -90,8 +100,6 @@ class ProMP(MAMLAlgo):
             raise ValueError(f"anneal_factor must be in (0, 1], got {anneal_factor!r}")
         if init_inner_kl_penalty < 0:
             raise ValueError(f"init_inner_kl_penalty must be >= 0, got {init_inner_kl_penalty!r}")
-        self.learning_rate = float(learning_rate)
-        self.num_ppo_steps = int(num_ppo_steps)
         self.clip_eps = float(clip_eps)
         self.target_inner_step = float(target_inner_step)
         self.adaptive_inner_kl_penalty = bool(adaptive_inner_kl_penalty)
@@ -107,46 +115,29 @@ class ProMP(MAMLAlgo):
         self.num_meta_iterations = tf.Variable(
             0, dtype=tf.int64, trainable=False, name="num_meta_iterations"
         )
-        self.optimizer = MAMLFirstOrderOptimizer(
+        self.optimizer = MinibatchAdamOptimizer(
             learning_rate=learning_rate, max_epochs=num_ppo_steps, num_minibatches=num_minibatches,
             jit_compile=self.jit_compile,
         )
-        # LossAfter and the inner KLs share the inner-step chain, and run in the optimizer's
-        # graph after the Adam steps.
-        self.optimizer.build(self.meta_variables, self.meta_loss, stats_fn=self._after_stats)
+        self.optimizer.build(self.meta_variables, self.meta_loss)
 
-    def _after_stats(self, batches: Sequence[TensorBatch]) -> dict[str, tf.Tensor]:
-        loss, inner_kls = self.meta_loss_and_inner_kls(batches)
-        return {"LossAfter": loss, "KLInner": inner_kls}
+    def objective(
+        self, chain: AdaptationChain, batches: Sequence[TensorBatch]
+    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """ProMP's outer loss (see the class docstring) and the ``[K]`` inner KLs.
 
-    def inner_kls(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
-        r"""``[K]``: mean over tasks of :math:`D_{\mathrm{KL}}(\pi_{\text{old},k} \| \pi_{\theta_k})`
-        on each inner batch."""
-        return self._inner_kls(self.adapted_params(batches[:-1]), batches)
+        Args:
+            chain: :meth:`forward` on ``batches``.
+            batches: the ``K + 1`` batches, the last one post-update.
 
-    def _inner_kls(self, chain: Sequence[Params], batches: Sequence[TensorBatch]) -> tf.Tensor:
-        return self._stack_kls([self._mean_kl(params, batch)
-                                for params, batch in zip(chain[:-1], batches[:-1])])
-
-    def _stack_kls(self, kls: list[tf.Tensor]) -> tf.Tensor:
-        # K = 0 (plain PPO on the task mixture, the pretrained baseline): no inner KLs.
-        return tf.stack(kls) if kls else tf.zeros([0], self.policy.dtype)
-
-    def meta_loss_and_inner_kls(self, batches: Sequence[TensorBatch]) -> tuple[tf.Tensor, tf.Tensor]:
-        """ProMP's outer loss and the ``[K]`` inner KLs of :meth:`inner_kls`, from one chain."""
-        chain, dist_infos = self.adapted_params_and_dist_infos(batches[:-1])
-        kls = self._stack_kls([
-            self._mean_kl(params, batch, dist_info)
-            for params, batch, dist_info in zip(chain[:-1], batches[:-1], dist_infos)
-        ])
-        loss = self.surrogate_meta_loss(batches, chain=chain, clip_eps=self.current_clip_eps)
+        Returns:
+            ``(loss, {'KLInner': [K] mean KL of each inner step's policy from its sampler})``.
+        """
+        loss = tf.reduce_mean(post_update_surrogate(chain, batches, self.current_clip_eps))
+        kls = inner_step_kls(chain, batches, self.policy.dtype)
         if self.num_inner_grad_steps > 0:  # the mean over no inner steps would be NaN
             loss += tf.reduce_mean(self.inner_kl_coeffs * kls)
-        return loss, kls
-
-    def meta_loss(self, batches: Sequence[TensorBatch]) -> tf.Tensor:
-        """ProMP's outer loss (see the class docstring) at the current parameters."""
-        return self.meta_loss_and_inner_kls(batches)[0]
+        return loss, {"KLInner": kls}
 
     def adapt_kl_coeffs(self, inner_kls: np.ndarray) -> None:
         """The adaptive penalty rule: halve ``eta_k`` below target/1.5, double above 1.5 target."""
@@ -155,15 +146,22 @@ class ProMP(MAMLAlgo):
         coeffs = np.where(inner_kls > self.target_inner_step * 1.5, coeffs * 2.0, coeffs)
         self.inner_kl_coeffs.assign(coeffs)
 
-    def optimize_policy(self, all_samples_data: Sequence[SampleBatch], log: bool = True) -> dict[str, float]:
-        """Run ``num_ppo_steps`` Adam steps on the meta-objective, then adapt the KL penalty."""
+    def optimize_policy(self, all_samples_data: Sequence[SampleBatch]) -> dict[str, float]:
+        """Run ``num_ppo_steps`` Adam epochs on the meta-objective, then adapt the KL penalty.
+
+        Args:
+            all_samples_data: the ``K + 1`` processed batches of one meta-iteration.
+
+        Returns:
+            ``LossBefore``, ``LossAfter``, ``ClipEps`` and, with inner steps, ``KLInner`` (the
+            mean), ``KLCoeffInner`` and ``KLInner_k`` per inner step.
+        """
         batches = self._check_all_samples(all_samples_data)
-        optimizer_stats = self.optimizer.optimize(batches, loss_after=False)
-        loss_after = optimizer_stats["LossAfter"]
+        optimizer_stats = self.optimizer.optimize(batches)
         inner_kls = np.asarray(optimizer_stats["KLInner"])
         stats = {
             "LossBefore": float(optimizer_stats["LossBefore"]),
-            "LossAfter": float(loss_after),
+            "LossAfter": float(optimizer_stats["LossAfter"]),
             "ClipEps": float(self.current_clip_eps.numpy()),
         }
         if inner_kls.size:  # none with num_inner_grad_steps = 0
@@ -177,8 +175,6 @@ class ProMP(MAMLAlgo):
         self.current_clip_eps.assign(
             self.clip_eps * self.anneal_factor ** int(self.num_meta_iterations.numpy())
         )
-        if log:
-            log_statistics(stats)
         return stats
 
     def checkpoint_state(self) -> dict[str, tf.Module | tf.Variable]:

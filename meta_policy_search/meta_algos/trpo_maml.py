@@ -6,9 +6,11 @@ from collections.abc import Sequence
 
 import tensorflow as tf
 
-from meta_policy_search.meta_algos.base import MAMLAlgo, mean_kl_of_dist_info
+from meta_policy_search.meta_algos.base import MAMLAlgo
 from meta_policy_search.meta_algos.batch import TensorBatch
-from meta_policy_search.optimizers import ConjugateGradientOptimizer
+from meta_policy_search.meta_algos.forward import mean_kl
+from meta_policy_search.optimizers import ConjugateGradientOptimizer, Constraint
+from meta_policy_search.policies.distributions import DistInfo
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 
 
@@ -47,17 +49,16 @@ class TRPOMAML(MAMLAlgo):
               step, with no third derivatives. Conjugate gradient runs at the old parameters,
               where the KL is 0 and so is its gradient w.r.t. the outputs: there the KL's
               Hessian *is* :math:`J^\top F J`, so the step is the exact one (tested against
-              ``'exact'`` to rtol 1e-6 in float64); measured 1.4-1.8x faster TRPO steps
-              (``benchmarks/results/algo_steps_metastep.md``). The KL must be 0 at the current
+              ``'exact'`` in float64), and faster (``benchmarks/results/algo_steps_metastep.md``).
+              The KL must be 0 at the current
               parameters, i.e. the post-update batch sampled by the current adapted policy,
               as the Trainer does; otherwise the product is the Gauss-Newton approximation.
             * ``'exact'``: double backprop through the KL's gradient (third derivatives through
               the inner step).
             * ``'forward_over_reverse'``, ``'finite_difference'``: see the optimizer.
         jit_compile: compile the graphs with XLA. On by default here (off for the other
-            algorithms): on the paper's HalfCheetah batch it made the TRPO step 1.2-1.3x faster
-            (each Hessian-vector product about 1.2x) with the same results up to float32
-            rounding; see ``benchmarks/results/algo_steps.md``.
+            algorithms), where it makes the TRPO step faster with the same results up to
+            floating point rounding (``benchmarks/results/algo_steps.md``).
     """
 
     def __init__(
@@ -77,9 +78,16 @@ class TRPOMAML(MAMLAlgo):
         exploration_type: str = "original",
     ) -> None:
         super().__init__(
-            policy, inner_lr, meta_batch_size, num_inner_grad_steps,
-            trainable_inner_step_size, inner_type, first_order, jit_compile=jit_compile,
-            exploration=exploration, exploration_type=exploration_type,
+            policy,
+            inner_lr=inner_lr,
+            meta_batch_size=meta_batch_size,
+            num_inner_grad_steps=num_inner_grad_steps,
+            trainable_inner_step_size=trainable_inner_step_size,
+            inner_type=inner_type,
+            first_order=first_order,
+            jit_compile=jit_compile,
+            exploration=exploration,
+            exploration_type=exploration_type,
         )
         if not step_size > 0:
             raise ValueError(f"step_size must be > 0, got {step_size!r}")
@@ -89,36 +97,29 @@ class TRPOMAML(MAMLAlgo):
         )
         self.optimizer.build(
             self.meta_variables,
-            self.meta_loss,
-            constraint_fn=self.post_update_kl,
-            max_constraint_value=self.step_size,
-            loss_and_constraint_fn=self.meta_loss_and_kl,
-            constraint_outputs_fn=self.post_update_dist_info,
-            constraint_of_outputs_fn=self.kl_of_post_update_dist_info,
-            loss_and_outputs_fn=self.meta_loss_and_post_update_dist_info,
+            self.loss_and_post_update_dist_info,
+            Constraint(value=post_update_kl, max_value=self.step_size),
         )
 
-    def meta_loss_and_kl(self, batches: Sequence[TensorBatch]) -> tuple[tf.Tensor, tf.Tensor]:
-        """:meth:`meta_loss` and :meth:`post_update_kl` from one inner-step chain."""
-        loss, dist_info = self.meta_loss_and_post_update_dist_info(batches)
-        return loss, self.kl_of_post_update_dist_info(dist_info, batches)
-
-    def post_update_dist_info(self, batches: Sequence[TensorBatch]) -> dict[str, tf.Tensor]:
-        """The adapted policy's ``{'mean', 'log_std'}`` ``[T, N, A]`` on the post-update batch."""
-        chain = self.adapted_params(batches[:-1])
-        return self.policy.forward(chain[-1], batches[-1].observations)
-
-    def meta_loss_and_post_update_dist_info(
+    def loss_and_post_update_dist_info(
         self, batches: Sequence[TensorBatch]
-    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """:meth:`meta_loss` and :meth:`post_update_dist_info` from one inner-step chain."""
-        chain = self.adapted_params(batches[:-1])
-        loss = self.surrogate_meta_loss(batches, exploration=self.exploration, chain=chain)
-        return loss, self.policy.forward(chain[-1], batches[-1].observations)
+    ) -> tuple[tf.Tensor, DistInfo]:
+        """The outer loss and the adapted policy on the post-update batch, from one forward pass:
+        the conjugate gradient optimizer's objective (the KL constraint reads the second).
 
-    @staticmethod
-    def kl_of_post_update_dist_info(
-        dist_info: dict[str, tf.Tensor], batches: Sequence[TensorBatch]
-    ) -> tf.Tensor:
-        """:meth:`post_update_kl` as a function of :meth:`post_update_dist_info`'s output."""
-        return mean_kl_of_dist_info(dist_info, batches[-1])
+        Args:
+            batches: the ``K + 1`` batches, the last one post-update.
+
+        Returns:
+            ``(loss, {'mean', 'log_std'} [T, M, A])``.
+        """
+        chain = self.forward(batches)
+        loss, _ = self.objective(chain, batches)
+        return loss, chain.post_dist_info
+
+
+def post_update_kl(post_dist_info: DistInfo, batches: Sequence[TensorBatch]) -> tf.Tensor:
+    r"""TRPO-MAML's constraint: mean :math:`D_{\mathrm{KL}}(\pi_{\text{old}} \| \pi_{\theta_K})`
+    over the real post-update steps of all tasks, from the adapted policy's ``post_dist_info``
+    ``{'mean', 'log_std'}`` ``[T, M, A]`` on ``batches[-1]``."""
+    return mean_kl(post_dist_info, batches[-1])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from meta_policy_search.meta_algos.base import MAMLAlgo
-from meta_policy_search.optimizers import MAMLFirstOrderOptimizer
+from meta_policy_search.optimizers import MinibatchAdamOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 
 
@@ -43,12 +43,18 @@ class VPGMAML(MAMLAlgo):
         exploration_type: str = "original",
     ) -> None:
         super().__init__(
-            policy, inner_lr, meta_batch_size, num_inner_grad_steps,
-            trainable_inner_step_size, inner_type, first_order, jit_compile=jit_compile,
-            exploration=exploration, exploration_type=exploration_type,
+            policy,
+            inner_lr=inner_lr,
+            meta_batch_size=meta_batch_size,
+            num_inner_grad_steps=num_inner_grad_steps,
+            trainable_inner_step_size=trainable_inner_step_size,
+            inner_type=inner_type,
+            first_order=first_order,
+            jit_compile=jit_compile,
+            exploration=exploration,
+            exploration_type=exploration_type,
         )
-        self.learning_rate = float(learning_rate)
-        self.optimizer = MAMLFirstOrderOptimizer(
+        self.optimizer = MinibatchAdamOptimizer(
             learning_rate=learning_rate, max_epochs=num_outer_steps, jit_compile=self.jit_compile
         )
         self.optimizer.build(self.meta_variables, self.meta_loss)

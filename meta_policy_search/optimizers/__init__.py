@@ -9,8 +9,19 @@ takes TRPO's step under a KL constraint (TRPO-MAML, E-MAML-TRPO).
 from meta_policy_search.optimizers.adam import Adam
 from meta_policy_search.optimizers.conjugate_gradient_optimizer import (
     ConjugateGradientOptimizer,
+    Constraint,
     conjugate_gradient,
 )
-from meta_policy_search.optimizers.first_order_optimizer import MAMLFirstOrderOptimizer
+from meta_policy_search.optimizers.first_order_optimizer import (
+    MAMLFirstOrderOptimizer,
+    MinibatchAdamOptimizer,
+)
 
-__all__ = ["Adam", "ConjugateGradientOptimizer", "MAMLFirstOrderOptimizer", "conjugate_gradient"]
+__all__ = [
+    "Adam",
+    "ConjugateGradientOptimizer",
+    "Constraint",
+    "MAMLFirstOrderOptimizer",
+    "MinibatchAdamOptimizer",
+    "conjugate_gradient",
+]

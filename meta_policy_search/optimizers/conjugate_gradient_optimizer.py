@@ -17,7 +17,7 @@ the constraint equals its bound, then shrunk by a backtracking line search.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import tensorflow as tf
 
@@ -35,7 +35,27 @@ Inputs = Any
 Outputs = Any
 """A nest of tensors: the model outputs a Gauss-Newton constraint is a function of."""
 
+Objective = Callable[[Inputs], tuple[tf.Tensor, Outputs]]
+"""``inputs -> (scalar loss, outputs)``: the loss and, from the same forward pass, the model
+outputs the constraint is a function of (e.g. the adapted policy's ``{'mean', 'log_std'}``)."""
+
 HVP_APPROACHES = ("exact", "gauss_newton", "forward_over_reverse", "finite_difference")
+
+
+class Constraint(NamedTuple):
+    r"""The trust region of a constrained step: ``value(outputs, inputs) <= max_value``.
+
+    Attributes:
+        value: ``(outputs, inputs) -> scalar``, ``outputs`` the second result of the objective
+            (e.g. TRPO's mean KL of the adapted policy's ``{'mean', 'log_std'}`` from the old
+            one). ``'gauss_newton'`` differentiates it twice w.r.t. ``outputs`` only, so keep it
+            cheap (elementwise); the other approaches differentiate it through the objective's
+            forward pass.
+        max_value: the bound :math:`\delta` (TRPO's ``step_size``), > 0.
+    """
+
+    value: Callable[[Outputs, Inputs], tf.Tensor]
+    max_value: float
 
 
 def conjugate_gradient(
@@ -112,21 +132,21 @@ class ConjugateGradientOptimizer:
       :meth:`optimize` the forward pass and the first backward pass (the constraint gradient,
       e.g. through MAML's inner steps) are recorded once per step; each product is then one
       backward pass of that gradient with ``v`` as its output gradient, so the conjugate
-      gradient iterations do not recompute the inner-step chain (issue 7).
+      gradient iterations do not recompute the inner-step chain.
     * ``'gauss_newton'``: the generalized Gauss-Newton product :math:`J^\top H_o J v`, with
-      :math:`J` the Jacobian of model outputs ``o = constraint_outputs_fn(inputs)`` w.r.t.
-      :math:`\theta` and :math:`H_o` the Hessian of ``constraint_of_outputs_fn(o, inputs)``
+      :math:`J` the Jacobian of the objective's model outputs ``o`` w.r.t.
+      :math:`\theta` and :math:`H_o` the Hessian of ``constraint.value(o, inputs)``
       w.r.t. ``o`` (e.g. TRPO's mean KL as a function of the policy's mean and log-std: the
       Gaussian's diagonal Fisher). Since
       :math:`\nabla^2 c = J^\top H_o J + \sum_i \partial c / \partial o_i\, \nabla^2 o_i`,
       this is the exact Hessian wherever :math:`\partial c / \partial o = 0`, e.g. for
       :math:`\mathrm{KL}(\pi_{\text{old}} \| \pi_\theta)` at the old parameters, where
       conjugate gradient runs; elsewhere it is the (positive semi-definite for a convex
-      ``constraint_of_outputs_fn``) Gauss-Newton approximation. Inside :meth:`optimize` the
+      ``constraint.value``) Gauss-Newton approximation. Inside :meth:`optimize` the
       forward pass is recorded once; each product is then ``J v`` (the double-VJP trick: the
       gradient w.r.t. ``u`` of the recorded ``J^T u``) and one ``J^T`` product, with no third
-      derivatives through an inner step (1.4-1.8x faster TRPO-MAML steps than ``'exact'``,
-      ``benchmarks/results/algo_steps_metastep.md``, issue 7).
+      derivatives through an inner step (faster than ``'exact'``, see
+      ``benchmarks/results/algo_steps_metastep.md``).
     * ``'forward_over_reverse'``: ``tf.autodiff.ForwardAccumulator`` over the gradient tape; same
       value as ``'exact'``, recomputed for every product.
     * ``'finite_difference'``: central difference of the gradient,
@@ -135,8 +155,8 @@ class ConjugateGradientOptimizer:
       used a one-sided difference with ``h = finite_diff_eps / ||theta||``). Assigns the variables
       temporarily. With float32 variables use ``finite_diff_eps`` around 1e-3.
 
-    ``loss_fn`` and ``constraint_fn`` may themselves use ``tf.GradientTape`` (e.g. MAML's inner
-    step): the HVP then differentiates through that inner gradient.
+    The objective may itself use ``tf.GradientTape`` (e.g. MAML's inner step): the HVP then
+    differentiates through that inner gradient.
 
     Args:
         cg_iters: conjugate gradient iterations (Hessian-vector products per step).
@@ -145,15 +165,15 @@ class ConjugateGradientOptimizer:
         max_backtracks: number of step sizes tried, >= 1.
         accept_violation: keep the last (smallest) step even if it breaks the constraint or does
             not decrease the loss.
-        hvp_approach: ``'exact'``, ``'gauss_newton'`` (needs ``constraint_outputs_fn`` and
-            ``constraint_of_outputs_fn`` in :meth:`build`), ``'forward_over_reverse'`` or
+        hvp_approach: ``'exact'``, ``'gauss_newton'`` (the constraint must depend on the
+            variables only through the objective's outputs), ``'forward_over_reverse'`` or
             ``'finite_difference'``.
         finite_diff_eps: relative step of the finite-difference HVP, > 0.
         residual_tol: conjugate gradient stops once the squared residual falls below this.
         jit_compile: compile the step with XLA (``tf.function(jit_compile=True)``). The whole
             step (gradient, conjugate gradient loop, line search, statistics) is one
             ``tf.function`` either way, with the loops as ``tf.while_loop``: one call and one
-            host synchronisation per step (issue 7).
+            host synchronisation per step.
 
     Raises:
         ValueError: on out-of-range arguments.
@@ -196,63 +216,29 @@ class ConjugateGradientOptimizer:
 
     # ------------------------------------------------------------------ build
     def build(
-        self,
-        variables: Sequence[tf.Variable],
-        loss_fn: Callable[[Inputs], tf.Tensor],
-        constraint_fn: Callable[[Inputs], tf.Tensor] | None = None,
-        max_constraint_value: float | None = None,
-        loss_and_constraint_fn: Callable[[Inputs], tuple[tf.Tensor, tf.Tensor]] | None = None,
-        constraint_outputs_fn: Callable[[Inputs], Outputs] | None = None,
-        constraint_of_outputs_fn: Callable[[Outputs, Inputs], tf.Tensor] | None = None,
-        loss_and_outputs_fn: Callable[[Inputs], tuple[tf.Tensor, Outputs]] | None = None,
+        self, variables: Sequence[tf.Variable], objective: Objective, constraint: Constraint
     ) -> None:
         """Set the problem and trace-once ``tf.function`` wrappers.
 
         Args:
             variables: the parameters ``theta`` (one floating dtype).
-            loss_fn: ``inputs -> scalar`` loss, a pure function of the current variable values.
-            constraint_fn: ``inputs -> scalar`` constraint (e.g. mean KL), same contract.
-            max_constraint_value: the trust-region bound (TRPO's ``step_size``), > 0.
-            loss_and_constraint_fn: optional ``inputs -> (loss, constraint)`` returning the
-                values of ``loss_fn`` and ``constraint_fn`` from shared intermediate results
-                (e.g. one inner-step chain for both); used by :meth:`optimize` where it needs
-                both. Default: call the two functions.
-            constraint_outputs_fn: ``inputs -> outputs`` (a nest of tensors, e.g. the adapted
-                policy's ``{'mean', 'log_std'}``) such that the constraint is
-                ``constraint_of_outputs_fn(outputs, inputs)``; required by ``'gauss_newton'``.
-            constraint_of_outputs_fn: ``(outputs, inputs) -> scalar`` constraint; differentiated
-                twice w.r.t. ``outputs`` only (keep it cheap, e.g. elementwise).
-            loss_and_outputs_fn: optional ``inputs -> (loss, outputs)`` from shared intermediate
-                results; default: call ``loss_fn`` and ``constraint_outputs_fn``.
+            objective: ``inputs -> (loss, outputs)``, a pure function of the current variable
+                values: the scalar loss and the model outputs (a nest of tensors) that the
+                constraint reads, from one forward pass.
+            constraint: the trust region ``constraint.value(outputs, inputs) <=
+                constraint.max_value``.
 
         Raises:
-            ValueError: if ``constraint_fn`` or ``max_constraint_value`` is missing or invalid,
-                or ``'gauss_newton'`` lacks ``constraint_outputs_fn`` or
-                ``constraint_of_outputs_fn``.
+            ValueError: if ``constraint.max_value`` is not > 0.
         """
-        if constraint_fn is None:
-            raise ValueError("ConjugateGradientOptimizer needs a constraint_fn (e.g. the mean KL)")
-        if max_constraint_value is None or not max_constraint_value > 0:
-            raise ValueError(f"max_constraint_value must be > 0, got {max_constraint_value}")
+        if not constraint.max_value > 0:
+            raise ValueError(f"constraint.max_value must be > 0, got {constraint.max_value}")
         self._variables = check_variables(variables)
         self._shapes = [v.shape for v in self._variables]
         self._dtype = self._variables[0].dtype
-        self._loss_fn = loss_fn
-        self._constraint_fn = constraint_fn
-        self._loss_and_constraint_fn = loss_and_constraint_fn or (
-            lambda inputs: (loss_fn(inputs), constraint_fn(inputs))
-        )
-        self.max_constraint_value = float(max_constraint_value)
-        if self.hvp_approach == "gauss_newton":
-            if constraint_outputs_fn is None or constraint_of_outputs_fn is None:
-                raise ValueError(
-                    "hvp_approach='gauss_newton' needs constraint_outputs_fn and "
-                    "constraint_of_outputs_fn (the constraint as a function of model outputs)"
-                )
-        self._constraint_of_outputs_fn = constraint_of_outputs_fn
-        self._loss_and_outputs_fn = loss_and_outputs_fn or (
-            lambda inputs: (loss_fn(inputs), constraint_outputs_fn(inputs))  # type: ignore[misc]
-        )
+        self._objective = objective
+        self._constraint = constraint
+        self.max_constraint_value = float(constraint.max_value)
         self._hvp_impl = {
             "exact": self._hvp_reverse_over_reverse,
             "gauss_newton": self._hvp_gauss_newton,
@@ -261,12 +247,18 @@ class ConjugateGradientOptimizer:
         }[self.hvp_approach]
         compile_options = dict(reduce_retracing=True, jit_compile=self.jit_compile)
         self._hvp_tf = tf.function(self._hvp_impl, **compile_options)
-        self._loss_tf = tf.function(lambda inputs: loss_fn(inputs), **compile_options)
-        self._constraint_tf = tf.function(lambda inputs: constraint_fn(inputs), **compile_options)
+        self._loss_and_constraint_tf = tf.function(self._loss_and_constraint, **compile_options)
         self._step_tf = tf.function(self._step, **compile_options)
         self._built = True
 
     # ---------------------------------------------------------- graph pieces
+    def _loss_and_constraint(self, inputs: Inputs) -> tuple[tf.Tensor, tf.Tensor]:
+        loss, outputs = self._objective(inputs)
+        return loss, self._constraint.value(outputs, inputs)
+
+    def _constraint_value(self, inputs: Inputs) -> tf.Tensor:
+        return self._loss_and_constraint(inputs)[1]
+
     def _flat_params(self) -> tf.Tensor:
         return flatten_tensors([tf.identity(v) for v in self._variables])
 
@@ -288,7 +280,7 @@ class ConjugateGradientOptimizer:
     def _hvp_reverse_over_reverse(self, inputs: Inputs, vector: tf.Tensor) -> tf.Tensor:
         with tf.GradientTape(watch_accessed_variables=False) as outer:
             outer.watch(self._variables)
-            _, grad = self._flat_gradient(self._constraint_fn, inputs)
+            _, grad = self._flat_gradient(self._constraint_value, inputs)
             grad_dot_v = tf.tensordot(grad, tf.stop_gradient(vector), 1)
         hv = outer.gradient(
             grad_dot_v, self._variables, unconnected_gradients=tf.UnconnectedGradients.ZERO
@@ -301,16 +293,14 @@ class ConjugateGradientOptimizer:
         """Loss, constraint, flat loss gradient and ``v -> J^T H_out J v`` at the current point.
 
         ``J`` is the Jacobian of the constraint's outputs w.r.t. the variables and ``H_out`` the
-        Hessian of ``constraint_of_outputs_fn`` w.r.t. those outputs. The forward pass (and the
+        Hessian of ``constraint.value`` w.r.t. those outputs. The forward pass (and the
         inner-step chain inside it) is recorded once; every product then reuses it.
         """
         variables = self._variables
         zero = tf.UnconnectedGradients.ZERO
-        constraint_of_outputs_fn = self._constraint_of_outputs_fn
-        assert constraint_of_outputs_fn is not None  # build() checks it for 'gauss_newton'
         with tf.GradientTape(persistent=True, watch_accessed_variables=False) as tape:
             tape.watch(variables)
-            loss, outputs_nest = self._loss_and_outputs_fn(inputs)
+            loss, outputs_nest = self._objective(inputs)
         outputs = tf.nest.flatten(outputs_nest)
         # H_out: the constraint as a function of (constant) outputs, differentiated twice; cheap
         # elementwise ops, recorded once.
@@ -319,14 +309,14 @@ class ConjugateGradientOptimizer:
             out_outer.watch(leaves)
             with tf.GradientTape(watch_accessed_variables=False) as out_inner:
                 out_inner.watch(leaves)
-                constraint = constraint_of_outputs_fn(
+                constraint = self._constraint.value(
                     tf.nest.pack_sequence_as(outputs_nest, leaves), inputs
                 )
             out_grads = out_inner.gradient(constraint, leaves, unconnected_gradients=zero)
         grad = flatten_tensors(tape.gradient(loss, variables, unconnected_gradients=zero))
         # J v by the double-VJP trick: u -> J^T u is linear, recorded once with a dummy u; its
         # gradient w.r.t. u with output gradient v is J v. Measured faster than a
-        # ForwardAccumulator, which re-runs the inner-step chain for every product (issue 7).
+        # ForwardAccumulator, which re-runs the inner-step chain for every product.
         dummies = [tf.zeros_like(o) for o in outputs]
         with tf.GradientTape(persistent=True, watch_accessed_variables=False) as dummy_tape:
             dummy_tape.watch(dummies)
@@ -355,7 +345,7 @@ class ConjugateGradientOptimizer:
     def _hvp_forward_over_reverse(self, inputs: Inputs, vector: tf.Tensor) -> tf.Tensor:
         tangents = unflatten_tensors(vector, self._shapes)
         with tf.autodiff.ForwardAccumulator(self._variables, tangents) as acc:
-            _, grad = self._flat_gradient(self._constraint_fn, inputs)
+            _, grad = self._flat_gradient(self._constraint_value, inputs)
         hv = acc.jvp(grad, unconnected_gradients=tf.UnconnectedGradients.ZERO)
         return hv
 
@@ -364,9 +354,9 @@ class ConjugateGradientOptimizer:
         v_norm = tf.norm(vector)
         h = self.finite_diff_eps * (1.0 + tf.norm(theta)) / tf.maximum(v_norm, 1e-30)
         self._assign_flat(theta + h * vector)
-        _, grad_plus = self._flat_gradient(self._constraint_fn, inputs)
+        _, grad_plus = self._flat_gradient(self._constraint_value, inputs)
         self._assign_flat(theta - h * vector)
-        _, grad_minus = self._flat_gradient(self._constraint_fn, inputs)
+        _, grad_minus = self._flat_gradient(self._constraint_value, inputs)
         self._assign_flat(theta)
         hv = (grad_plus - grad_minus) / (2.0 * h)
         return tf.where(v_norm > 0, hv, tf.zeros_like(hv))
@@ -388,7 +378,7 @@ class ConjugateGradientOptimizer:
             outer.watch(variables)
             with tf.GradientTape(persistent=True, watch_accessed_variables=False) as tape:
                 tape.watch(variables)
-                loss, constraint = self._loss_and_constraint_fn(inputs)
+                loss, constraint = self._loss_and_constraint(inputs)
             if exact:
                 constraint_grad = flatten_tensors(
                     tape.gradient(constraint, variables, unconnected_gradients=zero)
@@ -433,7 +423,7 @@ class ConjugateGradientOptimizer:
             n: tf.Tensor, accepted: tf.Tensor, loss: tf.Tensor, kl: tf.Tensor
         ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
             self._assign_flat(theta0 - ratios[n] * full_step)
-            loss, kl = self._loss_and_constraint_fn(inputs)
+            loss, kl = self._loss_and_constraint(inputs)
             finite = tf.logical_and(tf.math.is_finite(loss), tf.math.is_finite(kl))
             improves = tf.logical_and(loss < loss_before, tf.cast(kl, tf.float64) <= max_kl)
             accepted = tf.logical_and(finite, improves)
@@ -460,7 +450,7 @@ class ConjugateGradientOptimizer:
     # ------------------------------------------------------------ public API
     def _check_built(self) -> None:
         if not self._built:
-            raise ValueError("call build(variables, loss_fn, constraint_fn, ...) first")
+            raise ValueError("call build(variables, objective, constraint) first")
 
     def hvp(self, inputs: Inputs, vector: tf.Tensor) -> tf.Tensor:
         """Hessian of the constraint at the current parameters times ``vector`` (no damping).
@@ -469,7 +459,7 @@ class ConjugateGradientOptimizer:
         constraint's gradient w.r.t. its outputs is 0).
 
         Args:
-            inputs: nest of tensors passed to ``constraint_fn``.
+            inputs: nest of tensors passed to the objective.
             vector: ``[n]`` flat vector, ``n`` the total number of parameters, ordered as the
                 concatenated row-major variables.
 
@@ -484,31 +474,31 @@ class ConjugateGradientOptimizer:
         """Loss at the current parameters.
 
         Args:
-            inputs: nest of tensors passed to ``loss_fn``.
+            inputs: nest of tensors passed to the objective.
 
         Returns:
             The scalar loss.
         """
         self._check_built()
-        return float(self._loss_tf(to_tensor_nest(inputs)))
+        return float(self._loss_and_constraint_tf(to_tensor_nest(inputs))[0])
 
     def constraint_val(self, inputs: Inputs) -> float:
         """Constraint value (e.g. mean KL) at the current parameters.
 
         Args:
-            inputs: nest of tensors passed to ``constraint_fn``.
+            inputs: nest of tensors passed to the objective.
 
         Returns:
             The scalar constraint value.
         """
         self._check_built()
-        return float(self._constraint_tf(to_tensor_nest(inputs)))
+        return float(self._loss_and_constraint_tf(to_tensor_nest(inputs))[1])
 
     def optimize(self, inputs: Inputs) -> dict[str, float]:
         """Take one constrained step (see the class docstring), updating the variables in place.
 
         Args:
-            inputs: nest of tensors with a leading task axis, passed to both functions.
+            inputs: nest of tensors with a leading task axis, passed to the objective.
 
         Returns:
             ``LossBefore``, ``LossAfter``, ``MeanKLBefore`` and ``MeanKL`` (constraint before and

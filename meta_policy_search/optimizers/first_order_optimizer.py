@@ -1,9 +1,9 @@
-"""First-order meta-optimizer: Adam epochs over minibatches of tasks (ProMP, VPG-MAML)."""
+"""First-order meta-optimizer: Adam epochs over minibatches of tasks (ProMP, VPG-MAML, PPO-MAML)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,27 +15,33 @@ from meta_policy_search.optimizers.utils import check_variables, leading_dim, to
 Inputs = Any
 """A nest (tuple, dict, NamedTuple) of tensors with a leading task axis."""
 
+Objective = Callable[[Inputs], tuple[tf.Tensor, Mapping[str, tf.Tensor]]]
+"""``inputs -> (scalar loss, {name: statistic})``, a pure function of the variables' values."""
+
 _log = logging.getLogger(__name__)
 
 
-class MAMLFirstOrderOptimizer:
-    """Minimize ``loss_fn`` with Adam over ``max_epochs`` epochs of task minibatches.
+class MinibatchAdamOptimizer:
+    """Minimize an objective with Adam over ``max_epochs`` epochs of task minibatches.
 
     Pseudocode of :meth:`optimize`::
 
         for epoch in range(max_epochs):
             tasks = permutation(T)                                # seeded
             for minibatch in array_split(tasks, num_minibatches):
-                loss = loss_fn(inputs[minibatch]); Adam step on grad loss
+                loss, _ = objective(inputs[minibatch]); Adam step on grad loss
             if tolerance is set and |epoch loss change| < tolerance: stop
+        loss_after, stats = objective(inputs)
 
     With one minibatch and no ``tolerance`` (ProMP's and VPG-MAML's configuration) all
-    ``max_epochs`` Adam steps, and the optional ``stats_fn`` after them, run as one
-    ``tf.function`` with the loop inside the graph: one call and one host synchronisation per
-    :meth:`optimize` (issue 7). Otherwise each Adam step (gather, loss, gradient, update) is one
-    ``tf.function`` traced once per minibatch shape. ``loss_fn`` may read other ``tf.Variable``
-    objects (e.g. ProMP's KL coefficients): new values are used on the next call without
-    retracing.
+    ``max_epochs`` Adam steps and the evaluation after them run as one ``tf.function`` with the
+    loop inside the graph: one call and one host synchronisation per :meth:`optimize`.
+    Otherwise each Adam step (gather, loss, gradient, update) is one ``tf.function`` traced once
+    per minibatch shape. The objective may read other ``tf.Variable`` objects (e.g. ProMP's KL
+    coefficients): new values are used on the next call without retracing.
+
+    The original code's name for it, ``MAMLFirstOrderOptimizer``, is kept as an alias; it is
+    first-order in the optimizer's sense (gradients only), unrelated to first-order MAML.
 
     Args:
         learning_rate: Adam step size.
@@ -83,42 +89,25 @@ class MAMLFirstOrderOptimizer:
         self._adam = Adam(learning_rate, beta1=beta1, beta2=beta2, epsilon=epsilon)
         self._built = False
 
-    def build(
-        self,
-        variables: Sequence[tf.Variable],
-        loss_fn: Callable[[Inputs], tf.Tensor],
-        constraint_fn: Callable[[Inputs], tf.Tensor] | None = None,
-        max_constraint_value: float | None = None,
-        stats_fn: Callable[[Inputs], dict[str, tf.Tensor]] | None = None,
-    ) -> None:
-        """Create the Adam slots and the ``tf.function`` step.
+    def build(self, variables: Sequence[tf.Variable], objective: Objective) -> None:
+        """Create the Adam slots and the ``tf.function`` steps.
 
         Args:
             variables: the parameters to optimize (one floating dtype).
-            loss_fn: ``inputs -> scalar`` loss, a pure function of the current variable values.
-            constraint_fn: unused (accepted for a common optimizer interface); must be ``None``.
-            max_constraint_value: unused; must be ``None``.
-            stats_fn: optional ``inputs -> {name: tensor}`` evaluated on the full batch after
-                the last step (e.g. ProMP's ``LossAfter`` and inner KLs); its values are added
-                to :meth:`optimize`'s result as numpy arrays.
+            objective: ``inputs -> (scalar loss, {name: statistic})``, a pure function of the
+                current variable values; penalties belong in the loss. The statistics at the
+                parameters after the last step are part of :meth:`optimize`'s result.
 
         Raises:
-            ValueError: if a constraint is given or ``variables`` are invalid.
+            ValueError: if ``variables`` are invalid.
         """
-        if constraint_fn is not None or max_constraint_value is not None:
-            raise ValueError(
-                "MAMLFirstOrderOptimizer is unconstrained; put penalties into loss_fn instead of "
-                "passing constraint_fn / max_constraint_value"
-            )
         self._variables = check_variables(variables)
-        self._loss_fn = loss_fn
-        self._stats_fn = stats_fn
+        self._objective = objective
         self._adam.build(self._variables)
         compile_options = dict(reduce_retracing=True, jit_compile=self.jit_compile)
         self._step_tf = tf.function(self._step, **compile_options)
         self._epochs_tf = tf.function(self._epochs, **compile_options)
-        self._stats_tf = tf.function(self._stats, **compile_options)
-        self._loss_tf = tf.function(lambda inputs: loss_fn(inputs), **compile_options)
+        self._evaluate_tf = tf.function(self._evaluate, **compile_options)
         self._built = True
 
     @property
@@ -129,7 +118,7 @@ class MAMLFirstOrderOptimizer:
     def _full_batch_step(self, batch: Inputs) -> tf.Tensor:
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(self._variables)
-            loss = self._loss_fn(batch)
+            loss, _ = self._objective(batch)
         grads = tape.gradient(loss, self._variables)
         self._adam.apply_gradients(zip(grads, self._variables))
         return loss
@@ -140,44 +129,43 @@ class MAMLFirstOrderOptimizer:
         )
         return self._full_batch_step(batch)
 
-    def _stats(self, inputs: Inputs) -> dict[str, tf.Tensor]:
-        return {} if self._stats_fn is None else dict(self._stats_fn(inputs))
+    def _evaluate(self, inputs: Inputs) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        loss, stats = self._objective(inputs)
+        return loss, dict(stats)
 
-    def _epochs(self, inputs: Inputs) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """``max_epochs`` full-batch steps in a graph loop; their losses and ``stats_fn``."""
+    def _epochs(self, inputs: Inputs) -> tuple[tf.Tensor, tf.Tensor, dict[str, tf.Tensor]]:
+        """``max_epochs`` full-batch steps in a graph loop; their losses, then the objective."""
         dtype = self._variables[0].dtype
         losses = tf.TensorArray(dtype, size=self.max_epochs)
         for epoch in tf.range(self.max_epochs):
             losses = losses.write(epoch, tf.cast(self._full_batch_step(inputs), dtype))
-        return losses.stack(), self._stats(inputs)
+        return (losses.stack(), *self._evaluate(inputs))
 
     def _check_built(self) -> None:
         if not self._built:
-            raise ValueError("call build(variables, loss_fn) before using the optimizer")
+            raise ValueError("call build(variables, objective) before using the optimizer")
 
     def loss(self, inputs: Inputs) -> float:
         """Full-batch loss at the current parameters.
 
         Args:
-            inputs: nest of ``[T, ...]`` tensors passed to ``loss_fn``.
+            inputs: nest of ``[T, ...]`` tensors passed to the objective.
 
         Returns:
             The scalar loss.
         """
         self._check_built()
-        return float(self._loss_tf(to_tensor_nest(inputs)))
+        return float(self._evaluate_tf(to_tensor_nest(inputs))[0])
 
-    def optimize(self, inputs: Inputs, *, loss_after: bool = True) -> dict[str, float | np.ndarray]:
+    def optimize(self, inputs: Inputs) -> dict[str, float | np.ndarray]:
         """Run ``max_epochs`` epochs of Adam steps, updating the variables in place.
 
         Args:
             inputs: nest of ``[T, ...]`` tensors; minibatches split the leading task axis.
-            loss_after: also evaluate the full-batch loss after optimizing (one extra forward
-                pass); if ``False``, ``LossAfter`` is left out of the result.
 
         Returns:
-            ``LossBefore`` (full-batch loss before the first step) and ``LossAfter`` (floats),
-            plus the values of ``stats_fn`` (numpy arrays).
+            ``LossBefore`` (full-batch loss before the first step) and ``LossAfter`` (after the
+            last), floats, plus the objective's statistics after the last step (numpy arrays).
 
         Raises:
             ValueError: if not built, the inputs lack a common leading axis or have fewer tasks
@@ -191,20 +179,16 @@ class MAMLFirstOrderOptimizer:
                 f"num_minibatches={self.num_minibatches} exceeds the {num_tasks} tasks in inputs"
             )
         if self.num_minibatches == 1 and self.tolerance is None:
-            losses, extra = self._epochs_tf(inputs)
+            losses, loss_after, extra = self._epochs_tf(inputs)
             losses = losses.numpy()
             if self.verbose:
                 for epoch, loss in enumerate(losses):
                     _log.info("epoch %d: mean minibatch loss %.6g", epoch, loss)
-            stats: dict[str, float | np.ndarray] = {"LossBefore": float(losses[0])}
-            if loss_after:
-                stats["LossAfter"] = float(self._loss_tf(inputs))
-            stats.update({key: value.numpy() for key, value in extra.items()})
-            return stats
+            return _statistics(float(losses[0]), loss_after, extra)
         if self.num_minibatches == 1:
             loss_before = None  # the first full-batch step reports it for free
         else:
-            loss_before = float(self._loss_tf(inputs))
+            loss_before = self.loss(inputs)
         previous_epoch_loss = None
         for epoch in range(self.max_epochs):
             if self.num_minibatches == 1:
@@ -225,11 +209,7 @@ class MAMLFirstOrderOptimizer:
                 break
             previous_epoch_loss = epoch_loss
         assert loss_before is not None  # max_epochs >= 1, so the first step has set it
-        stats = {"LossBefore": loss_before}
-        if loss_after:
-            stats["LossAfter"] = float(self._loss_tf(inputs))
-        stats.update({key: value.numpy() for key, value in self._stats_tf(inputs).items()})
-        return stats
+        return _statistics(loss_before, *self._evaluate_tf(inputs))
 
     def checkpoint_state(self) -> dict[str, tf.Module | tf.Variable]:
         """Trackables for ``tf.train.Checkpoint``: the Adam slots, learning rate and step count.
@@ -238,3 +218,17 @@ class MAMLFirstOrderOptimizer:
             ``{'adam': Adam}``.
         """
         return {"adam": self._adam}
+
+
+MAMLFirstOrderOptimizer = MinibatchAdamOptimizer
+"""The original code's name of :class:`MinibatchAdamOptimizer`."""
+
+
+def _statistics(
+    loss_before: float, loss_after: tf.Tensor, extra: Mapping[str, tf.Tensor]
+) -> dict[str, float | np.ndarray]:
+    stats: dict[str, float | np.ndarray] = {
+        "LossBefore": loss_before, "LossAfter": float(loss_after)
+    }
+    stats.update({key: value.numpy() for key, value in extra.items()})
+    return stats
