@@ -303,7 +303,7 @@ GRID_TINY = ["--meta_batch_size", "2", "--rollouts_per_meta_task", "2", "--max_p
 
 
 def test_reproduce_plans_a_user_env_with_the_defaults(reproduce, tmp_path):
-    (run,) = reproduce.plan_runs(["promp"], [SPEC], [1], 100, str(tmp_path), GRID_TINY)
+    (run,) = reproduce.plan_runs([("promp", SPEC, (1,))], 100, str(tmp_path), GRID_TINY)
     assert run.run_dir == str(tmp_path / "promp" / "user_envs.PointLineGoalEnv" / "seed_1")
     assert run.params["env"] == SPEC and run.n_itr == 3  # ceil(100 / 40)
     assert run.params["num_inner_grad_steps"] == 1 and run.params["sampling_mode"] == "rollouts"
