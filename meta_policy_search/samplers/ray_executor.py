@@ -91,7 +91,7 @@ class RayTransport:
     """Calls :class:`RolloutActor` s, one Ray actor (one CPU) per task block.
 
     A dead actor (killed, crashed or on a lost node) is noticed within about
-    :data:`_POLL_SECONDS`. An actor's exception comes back as Ray's ``RayTaskError``; the reply
+    ``_POLL_SECONDS``. An actor's exception comes back as Ray's ``RayTaskError``; the reply
     carries the original exception and Ray's traceback text.
 
     Args:

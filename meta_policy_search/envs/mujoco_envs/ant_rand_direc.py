@@ -63,7 +63,7 @@ class AntTorsoMixin(MujocoMetaEnv):
     def batched_ant_costs(
         self, rows: MujocoRows, action: np.ndarray, ctrl_cost_weight: float
     ) -> dict[str, np.ndarray]:
-        """:meth:`_ant_costs` for each row."""
+        """``_ant_costs`` for each row."""
         clipped = np.clip(rows["cfrc_ext"], -1.0, 1.0)
         contact = CONTACT_COST_WEIGHT * np.sum(np.square(clipped), axis=1)
         return {"reward_ctrl": -ctrl_cost_weight * squared_norms(action), "reward_contact": -contact}
@@ -76,7 +76,7 @@ class AntForwardMixin(AntTorsoMixin, HealthyTerminationMixin, ForwardRewardEnv):
         return {**self._ant_costs(action, CTRL_COST_WEIGHT), "reward_survive": SURVIVE_REWARD}
 
     def batched_cost_terms(self, rows: MujocoRows, action: np.ndarray) -> dict[str, np.ndarray]:
-        """:meth:`_cost_terms` for each row."""
+        """``_cost_terms`` for each row."""
         return {
             **self.batched_ant_costs(rows, action, CTRL_COST_WEIGHT),
             "reward_survive": np.full(len(action), SURVIVE_REWARD),

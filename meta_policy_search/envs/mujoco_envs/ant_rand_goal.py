@@ -56,7 +56,7 @@ class AntRandGoalEnv(AntTorsoMixin, GoalTaskEnv, AntEnv):
         self, rows: MujocoRows, task: np.ndarray, before: np.ndarray, after: np.ndarray,
         action: np.ndarray,
     ) -> dict[str, np.ndarray]:
-        """:meth:`_step_info` for each row."""
+        """``_step_info`` for each row."""
         offset = after - task
         return {
             "reward_forward": -(np.abs(offset[:, 0]) + np.abs(offset[:, 1])),

@@ -155,7 +155,7 @@ class MujocoMetaEnv(MetaEnv, MujocoEnv, utils.EzPickle):
         return None
 
     def batched_positions(self, rows: MujocoRows) -> np.ndarray:
-        """``[k, p]``: :meth:`_position` for each row."""
+        """``[k, p]``: ``_position`` for each row."""
         return rows["qpos"][:, 0:1]
 
     def batched_observations(self, rows: MujocoRows) -> np.ndarray:
@@ -165,14 +165,14 @@ class MujocoMetaEnv(MetaEnv, MujocoEnv, utils.EzPickle):
         return np.concatenate([qpos[:, 1:] if exclude else qpos, rows["qvel"]], axis=1)
 
     def batched_terminated(self, rows: MujocoRows) -> np.ndarray:
-        """``[k]`` bool: :meth:`_is_terminated` for each row (never, unless overridden)."""
+        """``[k]`` bool: ``_is_terminated`` for each row (never, unless overridden)."""
         return np.zeros(len(rows), dtype=bool)
 
     def batched_step_info(
         self, rows: MujocoRows, task: np.ndarray, before: np.ndarray, after: np.ndarray,
         action: np.ndarray,
     ) -> dict[str, np.ndarray]:
-        """:meth:`_step_info` for every stepped copy, each entry ``[k]``, in the same key order.
+        """``_step_info`` for every stepped copy, each entry ``[k]``, in the same key order.
 
         Args:
             rows: the stepped copies' data fields.
@@ -267,15 +267,15 @@ class ForwardRewardEnv(MujocoMetaEnv):
         return costs
 
     def batched_forward_velocity(self, task: np.ndarray, velocity: np.ndarray) -> np.ndarray:
-        """``[k]``: :meth:`_forward_velocity` for each row (the x velocity)."""
+        """``[k]``: ``_forward_velocity`` for each row (the x velocity)."""
         return velocity[:, 0]
 
     def batched_forward_reward(self, task: np.ndarray, forward_vel: np.ndarray) -> np.ndarray:
-        """``[k]``: :meth:`_forward_reward` for each row."""
+        """``[k]``: ``_forward_reward`` for each row."""
         return forward_vel
 
     def batched_cost_terms(self, rows: MujocoRows, action: np.ndarray) -> dict[str, np.ndarray]:
-        """:meth:`_cost_terms` for each row."""
+        """``_cost_terms`` for each row."""
         costs = {"reward_ctrl": -self.ctrl_cost_weight * squared_norms(action)}
         if self.survive_reward is not None:
             costs["reward_survive"] = np.full(len(action), float(self.survive_reward))
@@ -285,7 +285,7 @@ class ForwardRewardEnv(MujocoMetaEnv):
         self, rows: MujocoRows, task: np.ndarray, before: np.ndarray, after: np.ndarray,
         action: np.ndarray,
     ) -> dict[str, np.ndarray]:
-        """``forward_vel``, ``reward_forward``, then the costs, as :meth:`_step_info`."""
+        """``forward_vel``, ``reward_forward``, then the costs, as ``_step_info``."""
         velocity = (after - before) / float(self.dt)
         forward_vel = self.batched_forward_velocity(task, velocity)
         return {

@@ -88,11 +88,11 @@ class HumanoidMixin(HealthyTerminationMixin, ForwardRewardEnv):
         return ~((min_z < z) & (z < max_z))
 
     def batched_forward_reward(self, task: np.ndarray, forward_vel: np.ndarray) -> np.ndarray:
-        """:meth:`_forward_reward` for each row."""
+        """``_forward_reward`` for each row."""
         return self._forward_weight() * super().batched_forward_reward(task, forward_vel)
 
     def batched_cost_terms(self, rows: MujocoRows, action: np.ndarray) -> dict[str, np.ndarray]:
-        """:meth:`_cost_terms` for each row."""
+        """``_cost_terms`` for each row."""
         contact = CONTACT_COST_WEIGHT * np.sum(np.square(rows["cfrc_ext"]), axis=1)
         return {
             "reward_ctrl": -CTRL_COST_WEIGHT * squared_norms(action),
