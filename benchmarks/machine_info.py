@@ -9,6 +9,8 @@ import platform
 from collections.abc import Callable
 from pathlib import Path
 
+from meta_policy_search.experiment.provenance import machine_description
+
 
 def machine_info(**versions: str) -> dict:
     """CPU model, core counts, Python and platform, the date, and the given package versions.
@@ -19,20 +21,11 @@ def machine_info(**versions: str) -> dict:
     Returns:
         ``{'cpu_model', 'cpu_count', 'usable_cores', 'python', <versions>, 'platform', 'date'}``.
     """
-    cpu = platform.processor()
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count()
+    machine = machine_description()
     return {
-        "cpu_model": cpu,
+        "cpu_model": machine["cpu_model"],
         "cpu_count": os.cpu_count(),
-        "usable_cores": usable,
+        "usable_cores": machine["usable_cores"],
         "python": platform.python_version(),
         **versions,
         "platform": platform.platform(),
