@@ -411,3 +411,20 @@ def test_takeoff_is_the_first_trailing_mean_at_the_threshold():
     assert takeoff.takeoff_iteration(returns, threshold=35.0, window=3) == 4  # (40+50+30)/3
     assert takeoff.takeoff_iteration(returns, threshold=35.0, window=1) == 2
     assert takeoff.takeoff_iteration(returns, threshold=100.0) is None
+
+
+def test_binned_mean_curve_pools_seeds_at_the_bin_start():
+    sys.path.insert(0, os.path.join(os.path.dirname(EXPERIMENTS), "benchmarks"))
+    try:
+        import takeoff
+    finally:
+        sys.path.pop(0)
+    seed_a = (np.array([100.0, 200.0, 300.0, 400.0]), np.array([0.0, 10.0, 20.0, 30.0]))
+    seed_b = (np.array([100.0, 200.0, 300.0, 400.0]), np.array([2.0, 12.0, 22.0, 32.0]))
+    xs, means = takeoff.binned_mean_curve([seed_a, seed_b], round_x=None)
+    np.testing.assert_allclose(xs, [100, 200, 300, 400])
+    np.testing.assert_allclose(means, [1, 11, 21, 31])
+    # Bins of 250: [0, 250) holds x = 100, 200 and is drawn at 0; [250, 500) at 250.
+    xs, means = takeoff.binned_mean_curve([seed_a, seed_b], round_x=250.0)
+    np.testing.assert_allclose(xs, [0, 250])
+    np.testing.assert_allclose(means, [6, 26])
