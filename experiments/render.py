@@ -97,12 +97,13 @@ def adapt(run_dir: str, tasks: list[Any], num_adapt_steps: int | None, seed: int
     """Restore the run and adapt its policy to ``tasks`` as in training.
 
     Returns:
-        ``{'config', 'checkpoint_itr', 'num_adapt_steps', 'policies': (pre, post)`` numpy
-        policies of all tasks, ``'batch_returns'``: ``[num_adapt_steps + 1, n_tasks]`` average
-        return of each sampled batch}.
+        ``config``, ``checkpoint_itr``, ``num_adapt_steps``, ``policies``: the numpy
+        policies of all tasks before and after adaptation, ``batch_returns``:
+        ``[num_adapt_steps + 1, n_tasks]`` average return of each sampled batch.
     """
     params = evaluation.read_run_params(run_dir)
-    config_cls, make_algo, make_sample_processor = algorithm_for_run_name(str(params["algo"])).load()
+    algorithm = algorithm_for_run_name(str(params["algo"]))
+    config_cls, make_algo, make_sample_processor = algorithm.load()
     config = evaluation.load_run_config(run_dir, config_cls)
     if num_adapt_steps is None:
         num_adapt_steps = max(1, int(config.num_inner_grad_steps))
@@ -124,7 +125,8 @@ def adapt(run_dir: str, tasks: list[Any], num_adapt_steps: int | None, seed: int
         setup.policy.switch_to_pre_update()
         setup.sampler.close()
     return {"config": config, "checkpoint_itr": itr, "num_adapt_steps": num_adapt_steps,
-            "policies": (pre_policy, post_policy), "batch_returns": np.asarray(batch_returns)}
+            "policies": (pre_policy, post_policy),
+            "batch_returns": np.asarray(batch_returns)}
 
 
 def episode_caption(task: Any, phase: str, episode: Any) -> list[str]:
