@@ -99,34 +99,6 @@ def summarize_returns(task_returns: np.ndarray) -> dict[str, float]:
     }
 
 
-SUCCESS_INFO = "success"
-"""The per-step env info that marks a solved task (Meta-World's ``info['success']``): an
-episode succeeds if it is positive at some real step."""
-
-
-def task_success_rates(paths: Any) -> np.ndarray | None:
-    """Each task's fraction of real episodes that succeed, if the env reports success.
-
-    An episode succeeds if its ``env_infos['success']`` is positive at some real (unmasked) step:
-    Meta-World's criterion, as its papers report the success rate.
-
-    Args:
-        paths: a ``PathBatch`` (``[T, R, H]`` mask and env infos).
-
-    Returns:
-        ``[T]`` float64 success rates (NaN for a task without real episodes), or ``None`` when
-        the env infos have no ``'success'``.
-    """
-    if SUCCESS_INFO not in paths.env_infos:
-        return None
-    mask = np.asarray(paths.mask) > 0
-    succeeded = np.any((np.asarray(paths.env_infos[SUCCESS_INFO]) > 0) & mask, axis=-1)  # [T, R]
-    counts = paths.episodes_per_task
-    successes = np.sum(succeeded & paths.episode_mask, axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, successes / np.maximum(counts, 1), np.nan)
-
-
 def success_rate_lines(results: dict[str, Any]) -> list[str]:
     """Lines giving each policy's success rate per number of inner steps, for a meta-test's
     console table and ``meta_test.md``; none when the env reports no success.
@@ -188,7 +160,8 @@ def evaluate_adaptation(
         :func:`summarize_returns`), ``n_tasks``, ``task_returns`` (``[n_tasks]`` list: each task's
         undiscounted return averaged over its real episodes) and ``num_env_steps``; for an env
         that reports success (Meta-World) also ``success_rate`` (the mean over tasks) and
-        ``task_success_rates`` (see :func:`task_success_rates`).
+        ``task_success_rates`` (see
+        :meth:`~meta_policy_search.types.PathBatch.task_success_rates`).
 
     Raises:
         ValueError: if ``num_adapt_steps < 0``, ``tasks`` is empty, or the number of tasks differs
@@ -217,7 +190,7 @@ def evaluate_adaptation(
                 "task_returns": [float(r) for r in task_returns],
                 "num_env_steps": int(paths.num_env_steps),
             })
-            success = task_success_rates(paths)
+            success = paths.task_success_rates()
             if success is not None:
                 results[-1]["success_rate"] = float(np.nanmean(success))
                 results[-1]["task_success_rates"] = [float(r) for r in success]

@@ -78,8 +78,8 @@ def test_meta_test_success_rate_is_the_per_task_fraction_of_successful_episodes(
     zeros = np.zeros_like(mask)
     paths = PathBatch(observations=zeros[..., None], actions=zeros[..., None], rewards=zeros,
                       mask=mask, env_infos={"success": success})
-    np.testing.assert_allclose(evaluation.task_success_rates(paths), [1 / 3, 1.0])
-    assert evaluation.task_success_rates(dataclasses.replace(paths, env_infos={})) is None
+    np.testing.assert_allclose(paths.task_success_rates(), [1 / 3, 1.0])
+    assert dataclasses.replace(paths, env_infos={}).task_success_rates() is None
 
     steps = [{"success_rate": 0.25}, {"success_rate": 0.75}]
     lines = evaluation.success_rate_lines({"n_tasks": 4, "policies": {"promp": steps}})
