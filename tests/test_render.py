@@ -3,6 +3,7 @@ HalfCheetahRandDirecEnv checkpoint (its adapted policy runs the way its task ask
 
 from __future__ import annotations
 
+import ctypes.util
 import json
 import os
 import re
@@ -19,6 +20,12 @@ REPO = os.path.join(os.path.dirname(__file__), os.pardir)
 EXPERIMENTS_DIR = os.path.join(REPO, "experiments")
 CHEETAH_RUN = os.path.join(REPO, "benchmarks", "results", "reproduction", "promp",
                            "HalfCheetahRandDirecEnv", "seed_10")
+
+
+needs_offscreen_gl = pytest.mark.skipif(
+    os.environ.get("MUJOCO_GL", "egl") == "egl" and ctypes.util.find_library("EGL") is None,
+    reason="no EGL library for offscreen rendering: install libegl1 (Mesa) or set MUJOCO_GL=osmesa",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -45,6 +52,7 @@ def random_policy(obs_dim: int, act_dim: int, seed: int = 0) -> NumpyGaussianMLP
     return NumpyGaussianMLP(params)
 
 
+@needs_offscreen_gl
 def test_rendered_frames_change_and_rendering_leaves_the_episode_unchanged():
     # Drawn in a spawned process: this test process may have loaded TensorFlow, which crashes
     # next to the GL libraries (and must stay loadable after this test).
@@ -113,6 +121,7 @@ def test_render_script_rejects_bad_input_before_loading_tensorflow(render_script
     assert re.search(message, capsys.readouterr().err)
 
 
+@needs_offscreen_gl
 def test_committed_cheetah_checkpoint_runs_the_way_its_task_asks_after_adaptation(
         render_script, tmp_path):
     from PIL import Image
