@@ -32,7 +32,15 @@ def inline(text: str) -> str:
 def _plain(part: str) -> str:
     part = part.replace("\\", "\\\\").replace("*", "\\*").replace("|", "\\|")
     part = re.sub(r"(?<=\w)_(?=\W|$)", r"\\_", part)  # a trailing _ is a reST reference
+    # "--flag" stays two hyphens: Sphinx's smart quotes would make an en dash of it.
+    part = part.replace("--", "-\\-")
     return _LINK.sub(lambda m: f"`{m.group(1)} <{m.group(2)}>`__", part)
+
+
+def _cell(cell: str) -> str:
+    """A table cell: a lone ``-`` (no value) must not start a bullet list."""
+    text = inline(cell)
+    return "\\" + text if text.startswith(("- ", "+ ", "* ")) or text in ("-", "+") else text
 
 
 def _cells(line: str) -> list[str]:
@@ -63,8 +71,8 @@ def markdown_to_rst(text: str) -> str:
                 i += 1
             out += [".. list-table::", "   :header-rows: 1", "   :class: results-table", ""]
             for row in rows:
-                out.append(f"   * - {inline(row[0])}" if row[0] else "   * -")
-                out += [f"     - {inline(cell)}" if cell else "     -" for cell in row[1:]]
+                out.append(f"   * - {_cell(row[0])}" if row[0] else "   * -")
+                out += [f"     - {_cell(cell)}" if cell else "     -" for cell in row[1:]]
             out.append("")
             continue
         elif line.startswith("- "):

@@ -61,7 +61,7 @@ from meta_policy_search.experiment.runner import ConfigError, MetaRLConfig, conf
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 
 CSV_FIELDS = ("policy", "num_grad_steps", "mean_return", "std_return", "stderr_return",
-              "n_tasks", "num_env_steps")
+              "n_tasks", "num_env_steps", "success_rate")
 
 
 def script_builders(algo_name: str) -> tuple[type, Any, Any]:
@@ -276,19 +276,21 @@ def _adapt_and_evaluate(setup: evaluation.EvaluationSetup, tasks: list[Any],
 
 
 def to_csv(results: dict[str, Any]) -> str:
-    """One CSV row per (policy, number of inner steps) with the columns :data:`CSV_FIELDS`."""
+    """One CSV row per (policy, number of inner steps) with the columns :data:`CSV_FIELDS`
+    (``success_rate`` empty for an env that reports no success)."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(CSV_FIELDS), lineterminator="\n")
     writer.writeheader()
     for label, steps in results["policies"].items():
         for step in steps:
-            writer.writerow({"policy": label, **{k: step[k] for k in CSV_FIELDS[1:]}})
+            writer.writerow({"policy": label, **{k: step.get(k, "") for k in CSV_FIELDS[1:]}})
     return buffer.getvalue()
 
 
 def format_table(results: dict[str, Any]) -> str:
     """A text table: one row per policy, ``mean +- std`` over tasks per number of inner steps
-    (the statistics of ``meta_test.md``), then a line saying so and which step sizes were used."""
+    (the statistics of ``meta_test.md``), then a line saying so and which step sizes were used,
+    then the success rates of an env that reports success (Meta-World)."""
     num_steps = results["num_adapt_steps"] + 1
     header = ["policy"] + [f"{k} step{'s' if k != 1 else ''}" for k in range(num_steps)]
     rows = [header] + [
@@ -300,7 +302,7 @@ def format_table(results: dict[str, Any]) -> str:
     lines.insert(1, "-+-".join("-" * w for w in widths))
     lines.append(f"Average return, mean +- std over {results['n_tasks']} held-out tasks; "
                  f"{meta_test_baselines.step_size_description(results)}.")
-    return "\n".join(lines)
+    return "\n".join(lines + evaluation.success_rate_lines(results))
 
 
 def plot_results(results: dict[str, Any], path: str, error_bars: str = "std") -> str:

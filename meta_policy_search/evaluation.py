@@ -99,6 +99,29 @@ def summarize_returns(task_returns: np.ndarray) -> dict[str, float]:
     }
 
 
+def success_rate_lines(results: dict[str, Any]) -> list[str]:
+    """Lines giving each policy's success rate per number of inner steps, for a meta-test's
+    console table and ``meta_test.md``; none when the env reports no success.
+
+    Args:
+        results: ``meta_test.json``'s content (``policies``: label -> the list of
+            :func:`evaluate_adaptation`, whose steps carry ``success_rate`` for such envs).
+
+    Returns:
+        E.g. ``['Success rate (mean over 10 tasks of the fraction of episodes that succeed):',
+        'promp: 0.20, 0.70']``, one value per number of inner steps ``0..K``.
+    """
+    rows = [(label, [step["success_rate"] for step in steps])
+            for label, steps in results["policies"].items()
+            if steps and all("success_rate" in step for step in steps)]
+    if not rows:
+        return []
+    header = (f"Success rate after 0..{len(rows[0][1]) - 1} inner steps (mean over "
+              f"{results.get('n_tasks')} tasks of the fraction of episodes that succeed):")
+    return [header] + [f"{label}: " + ", ".join(f"{rate:.2f}" for rate in rates)
+                       for label, rates in rows]
+
+
 def evaluate_adaptation(
     algo: Any,
     policy: Any,
@@ -135,7 +158,10 @@ def evaluate_adaptation(
         ``K + 1`` dicts, one per number of inner steps ``k``, with keys ``num_grad_steps``
         (``k``), ``mean_return``, ``std_return``, ``stderr_return`` (see
         :func:`summarize_returns`), ``n_tasks``, ``task_returns`` (``[n_tasks]`` list: each task's
-        undiscounted return averaged over its real episodes) and ``num_env_steps``.
+        undiscounted return averaged over its real episodes) and ``num_env_steps``; for an env
+        that reports success (Meta-World) also ``success_rate`` (the mean over tasks) and
+        ``task_success_rates`` (see
+        :meth:`~meta_policy_search.types.PathBatch.task_success_rates`).
 
     Raises:
         ValueError: if ``num_adapt_steps < 0``, ``tasks`` is empty, or the number of tasks differs
@@ -151,7 +177,7 @@ def evaluate_adaptation(
             f"{sampler.meta_batch_size}; build the components with meta_batch_size=len(tasks)"
         )
     sampler.set_tasks(tasks)
-    results = []
+    results: list[dict[str, Any]] = []
     policy.switch_to_pre_update()
     try:
         for step in range(num_adapt_steps + 1):
@@ -164,6 +190,10 @@ def evaluate_adaptation(
                 "task_returns": [float(r) for r in task_returns],
                 "num_env_steps": int(paths.num_env_steps),
             })
+            success = paths.task_success_rates()
+            if success is not None:
+                results[-1]["success_rate"] = float(np.nanmean(success))
+                results[-1]["task_success_rates"] = [float(r) for r in success]
             if step < num_adapt_steps:
                 algo.adapt_policy(sample_processor.process_samples(paths))
     finally:

@@ -161,8 +161,11 @@ def to_markdown(results: Mapping[str, Any]) -> str:
             :func:`~meta_policy_search.evaluation.evaluate_adaptation`).
 
     Returns:
-        The table, followed by a line with the settings (tasks, step sizes, seed).
+        The table, followed by a line with the settings (tasks, step sizes, seed) and, for an
+        env that reports success (Meta-World), the success rates.
     """
+    from meta_policy_search.evaluation import success_rate_lines
+
     policies = results["policies"]
     num_steps = max(len(steps) for steps in policies.values())
     header = ["policy"] + [f"{k} step{'' if k == 1 else 's'}" for k in range(num_steps)]
@@ -173,6 +176,9 @@ def to_markdown(results: Mapping[str, Any]) -> str:
     settings = [f"{results.get('n_tasks')} held-out tasks", f"seed {results.get('seed')}",
                 step_size_description(results)]
     lines += ["", "Average return, mean +- std over tasks; " + ", ".join(settings) + "."]
+    success = success_rate_lines(dict(results))
+    if success:
+        lines += ["", success[0], ""] + [f"* {line}" for line in success[1:]]
     return "\n".join(lines) + "\n"
 
 

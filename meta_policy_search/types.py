@@ -88,6 +88,25 @@ class PathBatch:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(counts > 0, totals / counts, np.nan)
 
+    def task_success_rates(self, info_key: str = "success") -> np.ndarray | None:
+        """Each task's fraction of real episodes that succeed, if the env reports success.
+
+        An episode succeeds if ``env_infos[info_key]`` is positive at some real step: Meta-World's
+        criterion (``info['success']``), as its papers report the success rate.
+
+        Returns:
+            ``[T]`` float64 (NaN for a task without real episodes), or ``None`` when the env
+            infos have no ``info_key``.
+        """
+        if info_key not in self.env_infos:
+            return None
+        real = np.asarray(self.mask) > 0
+        succeeded = np.any((np.asarray(self.env_infos[info_key]) > 0) & real, axis=-1)  # [T, R]
+        counts = self.episodes_per_task
+        successes = np.sum(succeeded & self.episode_mask, axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(counts > 0, successes / np.maximum(counts, 1), np.nan)
+
 
 @dataclass(frozen=True)
 class SampleBatch(PathBatch):

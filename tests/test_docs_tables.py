@@ -65,3 +65,17 @@ def test_markdown_results_become_rest():
     assert "Some ``code``\\ s and ``a |b|`` here\\_ 2\\*3." in rst
     assert rows(rst) == [["a", "b"], ["``k``", "1"]]
     assert "* item `link <https://example.org>`__" in rst
+
+
+def test_result_files_render_without_bullets_or_en_dashes():
+    """A lone "-" cell (no value) stays text, not a bullet list; "--flag" stays two hyphens
+    under the smart quotes Sphinx applies (an en dash would break a copied command)."""
+    from docutils.core import publish_parts
+
+    text = "| a | b |\n|---|---|\n| - | run --env X |\n\nBudget run (--env Y --seed 1).\n"
+    rst = markdown_results.markdown_to_rst(text)
+    html = publish_parts(rst, writer="html",
+                         settings_overrides={"smart_quotes": True, "report_level": 5})["body"]
+    assert "<li>" not in html and "\u2013" not in html
+    assert "run --env X" in html and "(--env Y --seed 1)" in html
+    assert rows(rst)[1][0] == "\\-"

@@ -7,6 +7,7 @@ it): metaworld 3.1.1 pins mujoco 3.3.0, the main venv has mujoco 4 and no metawo
 from __future__ import annotations
 
 import csv
+import dataclasses
 import importlib.util
 import json
 import math
@@ -65,6 +66,26 @@ def test_success_rate_counts_episodes_with_a_success_at_a_real_step():
     stats = env.log_diagnostics(paths, prefix="Step_0-")
     assert stats == {"Step_0-SuccessRate": pytest.approx(1 / 3),
                      "Step_0-AverageFinalObjToTarget": pytest.approx((1 + 3 + 4) / 3)}
+
+
+def test_meta_test_success_rate_is_the_per_task_fraction_of_successful_episodes():
+    from meta_policy_search import evaluation
+
+    # 2 tasks, 3 episode slots of H = 2. Task 0: success, none, success on a padded step only;
+    # task 1: one real episode (succeeds), two padded episodes that "succeed" on padding.
+    mask = np.array([[[1, 1], [1, 1], [1, 0]], [[1, 1], [0, 0], [0, 0]]], dtype=np.float32)
+    success = np.array([[[0, 1], [0, 0], [0, 1]], [[1, 0], [1, 1], [0, 1]]], dtype=np.float32)
+    zeros = np.zeros_like(mask)
+    paths = PathBatch(observations=zeros[..., None], actions=zeros[..., None], rewards=zeros,
+                      mask=mask, env_infos={"success": success})
+    np.testing.assert_allclose(paths.task_success_rates(), [1 / 3, 1.0])
+    assert dataclasses.replace(paths, env_infos={}).task_success_rates() is None
+
+    steps = [{"success_rate": 0.25}, {"success_rate": 0.75}]
+    lines = evaluation.success_rate_lines({"n_tasks": 4, "policies": {"promp": steps}})
+    assert lines[0].startswith("Success rate after 0..1 inner steps (mean over 4 tasks")
+    assert lines[1:] == ["promp: 0.25, 0.75"]
+    assert evaluation.success_rate_lines({"n_tasks": 4, "policies": {"promp": [{}]}}) == []
 
 
 def test_draw_tasks_takes_the_envs_test_tasks_through_the_wrappers():
@@ -220,3 +241,10 @@ def test_tiny_promp_run_on_ml1_reach_logs_success_and_meta_tests_on_test_tasks(t
     assert all(50 <= task < 100 for task in results["tasks"])  # ML1's test tasks
     for step in results["policies"]["promp"]:
         assert np.isfinite(step["task_returns"]).all() and len(step["task_returns"]) == 2
+        assert len(step["task_success_rates"]) == 2
+        assert step["success_rate"] == pytest.approx(np.mean(step["task_success_rates"]))
+        assert all(0.0 <= rate <= 1.0 for rate in step["task_success_rates"])
+    with open(os.path.join(output_dir, "meta_test.csv"), newline="") as f:
+        assert all(0.0 <= float(row["success_rate"]) <= 1.0 for row in csv.DictReader(f))
+    with open(os.path.join(output_dir, "meta_test.md")) as f:
+        assert "Success rate after 0..1 inner steps" in f.read()

@@ -19,7 +19,12 @@ document.addEventListener("DOMContentLoaded", () => {
           fragment.append(token);
           continue;
         }
-        const pieces = token.split(/(?<=[._])/);
+        const pieces = token.split(/(?<=\w[._])/);  // not after a leading "."
+        // A short last piece (a file extension, "py") stays with the piece before it.
+        if (pieces.length > 1 && pieces[pieces.length - 1].length <= 3) {
+          const last = pieces.pop();
+          pieces[pieces.length - 1] += last;
+        }
         pieces.forEach((piece, index) => {
           const span = document.createElement("span");
           span.style.whiteSpace = "nowrap";
@@ -28,6 +33,36 @@ document.addEventListener("DOMContentLoaded", () => {
           if (index < pieces.length - 1) fragment.append(document.createElement("wbr"));
         });
       }
+      node.replaceWith(fragment);
+    }
+  }
+});
+
+// Result tables (converted from benchmarks/results/*.md): a value "182.8 +- 18.3" and a name such
+// as Step_1-AverageReturn or E-MAML-TRPO stay on one line (browsers break after hyphens): rows
+// stay one line high, and a table wider than the page scrolls.
+document.addEventListener("DOMContentLoaded", () => {
+  const unbreakable = /\S+ \+- \S+|[\w.]*[A-Za-z0-9][_-][\w.-]*[A-Za-z0-9]/g;
+  for (const cell of document.querySelectorAll("table.results-table td, table.results-table th")) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    const textNodes = [];
+    while (walker.nextNode()) {
+      if (!walker.currentNode.parentElement.closest("code")) textNodes.push(walker.currentNode);
+    }
+    for (const node of textNodes) {
+      const text = node.nodeValue;
+      if (!text.match(unbreakable)) continue;
+      const fragment = document.createDocumentFragment();
+      let position = 0;
+      for (const match of text.matchAll(unbreakable)) {
+        fragment.append(text.slice(position, match.index));
+        const span = document.createElement("span");
+        span.style.whiteSpace = "nowrap";
+        span.textContent = match[0];
+        fragment.append(span);
+        position = match.index + match[0].length;
+      }
+      fragment.append(text.slice(position));
       node.replaceWith(fragment);
     }
   }

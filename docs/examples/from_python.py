@@ -36,7 +36,7 @@ def build(meta_batch_size: int, seed: int) -> tuple[Any, ...]:
                           rollouts_per_meta_task=10, max_path_length=50,
                           parallel=False, seed=seed)
     processor = MetaSampleProcessor(baseline=LinearFeatureBaseline(), discount=0.99)
-    # The paper's ProMP settings (the class's own defaults are the original code's).
+    # The paper's ProMP settings (also the class's defaults), spelled out.
     algo = ProMP(policy=policy, inner_lr=0.1, meta_batch_size=meta_batch_size,
                  num_inner_grad_steps=1, learning_rate=1e-2, num_ppo_steps=5, clip_eps=0.3,
                  init_inner_kl_penalty=5e-4, adaptive_inner_kl_penalty=False)
