@@ -722,7 +722,7 @@ def wall_time_table(curves: Sequence[Curve]) -> list[str]:
         "|---|---|---|---|---|---|---|",
     ]
     for curve in curves:
-        for run in sorted(curve.runs, key=lambda run: str(run.params.get("seed"))):
+        for run in sorted(curve.runs, key=_seed_order):
             times = run.columns.get("ItrTime", np.array([]))
             times = times[np.isfinite(times)]
             if not len(times):
@@ -743,9 +743,15 @@ def describe_code(run_dir: str) -> str:
                      for record in records)
 
 
+def _seed_order(run: LoggedRun) -> tuple[int, int, str]:
+    """Sort key: integer seeds in numeric order (2 before 10), then anything else by text."""
+    seed = str(run.params.get("seed", "?"))
+    return (0, int(seed), "") if seed.isdigit() else (1, 0, seed)
+
+
 def seed_list(runs: Sequence[LoggedRun]) -> str:
     """``seeds 1, 2, 3`` (or ``seed 1``): the seeds of a curve, from each run's ``params.json``."""
-    seeds = sorted(str(run.params.get("seed", "?")) for run in runs)
+    seeds = [str(run.params.get("seed", "?")) for run in sorted(runs, key=_seed_order)]
     return f"seed{'s' if len(seeds) > 1 else ''} {', '.join(seeds)}"
 
 
