@@ -23,7 +23,10 @@ from meta_policy_search.choices import EXPLORATION_TYPES
 from meta_policy_search.experiment.paper import env_horizons
 from meta_policy_search.meta_algos import inner_step_settings  # standard library only
 from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS as INNER_STEP
-from meta_policy_search.samplers.quota import SAMPLING_MODES  # standard library only
+from meta_policy_search.samplers.quota import (  # standard library only
+    DEFAULT_SAMPLING_MODE,
+    SAMPLING_MODES,
+)
 
 ENV_SETTINGS: dict[str, dict[str, Any]] = {
     env: {"max_path_length": horizon} for env, horizon in env_horizons().items()
@@ -90,7 +93,7 @@ class MetaRLConfig:
     """Episodes per task and inner step."""
     max_path_length: int | None = None
     """Horizon ``H``; ``None``: the env's entry of ``ENV_SETTINGS``."""
-    sampling_mode: str = "rollouts"
+    sampling_mode: str = DEFAULT_SAMPLING_MODE
     """``rollouts``: exactly ``rollouts_per_meta_task`` episodes per task and phase; ``budget``:
     complete episodes until each task holds ``rollouts_per_meta_task x H`` real steps (the
     original's sampler, with a per-task instead of a global budget: early-terminating tasks get
