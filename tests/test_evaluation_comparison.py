@@ -13,10 +13,10 @@ import pytest
 import tensorflow as tf
 
 from meta_policy_search import evaluation
-from meta_policy_search.evaluation import comparison
 from meta_policy_search.envs import PointEnvRandGoal, make_env, normalize
 from meta_policy_search.envs.batched.base import make_batched_env
 from meta_policy_search.envs.oracle_env import OracleEnv, task_features
+from meta_policy_search.evaluation import comparison
 from meta_policy_search.experiment.algorithms import ProMPPointMassConfig as PointConfig
 from meta_policy_search.experiment.algorithms import make_promp as make_algo
 from meta_policy_search.experiment.registry import ALGORITHMS

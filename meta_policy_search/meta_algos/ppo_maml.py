@@ -11,9 +11,9 @@ from collections.abc import Sequence
 import tensorflow as tf
 
 from meta_policy_search.meta_algos.base import MAMLAlgo
-from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS
 from meta_policy_search.meta_algos.batch import TensorBatch
 from meta_policy_search.meta_algos.forward import AdaptationChain, post_update_surrogate
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS
 from meta_policy_search.optimizers import MinibatchAdamOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import tensorflow as tf
 
 from meta_policy_search.meta_algos.base import MAMLAlgo
-from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS
 from meta_policy_search.meta_algos.batch import TensorBatch
 from meta_policy_search.meta_algos.forward import mean_kl
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS
 from meta_policy_search.optimizers import ConjugateGradientOptimizer, Constraint
 from meta_policy_search.policies.distributions import DistInfo
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
