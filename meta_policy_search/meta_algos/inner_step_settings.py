@@ -76,9 +76,10 @@ ALLOWED = {
 def _is_valid(name: str, value: Any) -> bool:
     if name == "inner_lr":
         return isinstance(value, numbers.Real) and not isinstance(value, bool) \
-            and math.isfinite(value) and value > 0
+            and math.isfinite(value) and float(value) > 0
     if name == "num_inner_grad_steps":
-        return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool) \
+            and int(value) >= 0
     if name == "inner_type":
         return value in INNER_TYPES
     return isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", "") == "b"
