@@ -60,14 +60,22 @@ class MAMLAlgo(tf.Module):
     :attr:`optimizer`, built on :meth:`meta_loss`, which the default :meth:`optimize_policy`
     runs and :meth:`checkpoint_state` saves (or override :meth:`optimize_policy`).
 
+    The inner-step settings (all but ``meta_batch_size``) are checked and stored as
+    :attr:`inner_step`, an
+    :class:`~meta_policy_search.meta_algos.inner_step_settings.InnerStepSettings`, which holds
+    their defaults.
+
     Args:
         policy: the meta-policy; its ``meta_batch_size`` is the number of tasks ``T``.
-        inner_lr, num_inner_grad_steps, trainable_inner_step_size, inner_type, first_order,
-            jit_compile: the inner-step settings, checked and stored as :attr:`inner_step`
-            (:class:`~meta_policy_search.meta_algos.inner_step_settings.InnerStepSettings`
-            says what each means and holds their defaults).
+        inner_lr: initial inner step size ``alpha`` (one per parameter element).
         meta_batch_size: number of tasks ``T``; ``None``: the policy's. If given it must equal
             the policy's ``meta_batch_size``.
+        num_inner_grad_steps: number of inner steps ``K >= 0``; ``K = 0`` is plain policy
+            optimisation on the task mixture (the *pretrained* baseline of the MAML paper).
+        trainable_inner_step_size: meta-learn ``alpha`` with the outer optimizer (Meta-SGD).
+        inner_type: ``'likelihood_ratio'`` (LVC), ``'log_likelihood'`` (MAML) or ``'dice'``.
+        first_order: drop the second-order term (first-order MAML approximation).
+        jit_compile: compile the algorithm's graphs with XLA.
         exploration: add E-MAML's pre-update sampling term to the outer loss (see
             :meth:`exploration_loss`).
         exploration_type: its form, one of
