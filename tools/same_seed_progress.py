@@ -151,7 +151,13 @@ def write_report(path: Path, out_dir: Path, reference: Path,
                  results: list[tuple[str, str, list[str]]]) -> None:
     """The comparison as markdown: commits, packages, machine, one row per run."""
     label = results[0][0] if results else ""
-    before, after = provenance(reference / label), provenance(out_dir / label)
+    after = provenance(out_dir / label)
+
+    def commits(root: Path) -> str:
+        found = sorted({(provenance(root / name).get("git_commit"),
+                         provenance(root / name).get("git_dirty")) for name, _, _ in results})
+        return ", ".join(f"`{commit}` (dirty: {dirty})" for commit, dirty in found)
+
     same = sum(verdict.startswith("identical") for _, verdict, _ in results)
     machine = after.get("machine", {})
     lines = [
@@ -163,8 +169,8 @@ def write_report(path: Path, out_dir: Path, reference: Path,
         "`) and HopperRandParamsEnv (`" + " ".join(ENVS["hopper"]) + "`), in both sampling modes "
         "and with each executor listed; every non-time column of `progress.csv` compared as text.",
         "",
-        f"- before: commit `{before.get('git_commit')}` (dirty: {before.get('git_dirty')})",
-        f"- after: commit `{after.get('git_commit')}` (dirty: {after.get('git_dirty')})",
+        f"- before: {commits(reference)}",
+        f"- after: {commits(out_dir)}",
         f"- packages: {after.get('packages')}",
         f"- machine: {machine.get('cpu_model')}, {machine.get('usable_cores')} usable cores, "
         f"{machine.get('platform')}, Python {machine.get('python')} (shared with a training "
