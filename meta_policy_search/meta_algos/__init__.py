@@ -13,8 +13,9 @@ Every class is imported on first access (PEP 562), so that configuration code re
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from meta_policy_search.utils.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from meta_policy_search.meta_algos.base import MAMLAlgo
@@ -37,9 +38,4 @@ _LAZY = {
 __all__ = ["MAMLAlgo", "ProMP", "TRPOMAML", "VPGMAML", "PPOMAML", "DICEMAML", "VPG_DICEMAML"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)

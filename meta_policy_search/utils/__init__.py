@@ -9,8 +9,9 @@ that code needing only the argument checks loads no numpy.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from meta_policy_search.utils.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from meta_policy_search.utils.serialization import (
@@ -23,9 +24,6 @@ if TYPE_CHECKING:
 __all__ = ["atomic_dump_joblib", "atomic_open", "atomic_write_bytes", "atomic_write_json"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        value = getattr(importlib.import_module("meta_policy_search.utils.serialization"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(
+    __name__, {name: "meta_policy_search.utils.serialization" for name in __all__}
+)
