@@ -6,7 +6,7 @@ Usage::
     python experiments/render.py RUN_DIR --tasks "[1, -1]" --output_dir media --deterministic
 
 Rebuilds the run's env, policy, sampler and algorithm from its ``params.json`` (as
-``experiments/meta_test.py`` does), restores its checkpoint and, for each task: samples the
+``experiments/meta_testing.py`` does), restores its checkpoint and, for each task: samples the
 run's own pre-update batch (``rollouts_per_meta_task`` episodes of ``max_path_length`` steps),
 takes the run's inner step(s) with its own step sizes (``inner_lr``, or the learned ones of a
 ``trainable_inner_step_size`` run), samples again, and renders one episode with the pre-update

@@ -4,7 +4,7 @@
 callback: after every iteration whose ``metric`` beats the best value so far it writes the
 iteration's checkpoint (atomically, like the Trainer's own) into ``RUN_DIR/checkpoints_best``,
 with the metric's value in the checkpoint's state so a resumed run keeps comparing against it.
-``experiments/meta_test.py --checkpoint best`` evaluates it. The run scripts build it from
+``experiments/meta_testing.py --checkpoint best`` evaluates it. The run scripts build it from
 ``--keep_best METRIC``.
 """
 

@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from meta_policy_search.utils.validation import check_positive_int
+
 CSV_NAME = "gradient_variance.csv"
 """The measurements' file in the run directory."""
 
@@ -112,8 +114,7 @@ class GradientVarianceCallback:
     """
 
     def __init__(self, run_dir: str, every: int, rounds: int, n_itr: int) -> None:
-        if not isinstance(every, int) or every < 1:
-            raise ValueError(f"every must be a positive integer, got {every!r}")
+        check_positive_int("every", every)
         if not isinstance(rounds, int) or rounds < 2:
             raise ValueError(f"rounds must be an integer >= 2, got {rounds!r}")
         self.path = os.path.join(run_dir, CSV_NAME)

@@ -12,6 +12,7 @@ import numpy as np
 from meta_policy_search.protocols import MetaAlgorithm, MetaPolicy, SampleProcessor, Sampler
 from meta_policy_search.utils import logger
 from meta_policy_search.utils.checkpoint import restore_checkpoint, save_checkpoint
+from meta_policy_search.utils.validation import check_non_negative_int, check_positive_int
 
 
 class NonFiniteError(FloatingPointError):
@@ -100,15 +101,8 @@ class Trainer:
     ) -> None:
         for name, value in (("n_itr", n_itr), ("start_itr", start_itr),
                             ("num_inner_grad_steps", num_inner_grad_steps)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
-        if not isinstance(max_nonfinite_outer_steps, (int, np.integer)) or isinstance(
-            max_nonfinite_outer_steps, bool
-        ) or max_nonfinite_outer_steps < 1:
-            raise ValueError(
-                f"max_nonfinite_outer_steps must be a positive integer, got "
-                f"{max_nonfinite_outer_steps!r}"
-            )
+            check_non_negative_int(name, value)
+        check_positive_int("max_nonfinite_outer_steps", max_nonfinite_outer_steps)
         if getattr(algo, "needs_adjusted_rewards", False) and not getattr(
             sample_processor, "computes_adjusted_rewards", False
         ):
@@ -289,14 +283,19 @@ class Trainer:
             "elapsed_seconds": self.elapsed_seconds,
         }
         if hasattr(self.sampler, "get_state"):
+            # The sampler seeds the env's task RNG and draws the tasks: its state holds the RNG.
             state["sampler"] = self.sampler.get_state()
+        else:
+            state["env_task_rng"] = self._env_task_rng().bit_generator.state
         baseline = getattr(self.sample_processor, "baseline", None)
         if baseline is not None and hasattr(baseline, "get_param_values"):
             state["baseline"] = baseline.get_param_values()
-        task_rng = getattr(getattr(self.env, "unwrapped", self.env), "_task_rng", None)
-        if isinstance(task_rng, np.random.Generator):
-            state["env_task_rng"] = task_rng.bit_generator.state
         return state
+
+    def _env_task_rng(self) -> np.random.Generator:
+        """The env's task RNG, through the MetaEnv's public ``task_rng`` (of the innermost env:
+        a gymnasium wrapper does not forward attributes)."""
+        return getattr(self.env, "unwrapped", self.env).task_rng
 
     def save(
         self, itr: int, checkpoint_dir: str | None = None, extra_state: dict[str, Any] | None = None
@@ -304,7 +303,8 @@ class Trainer:
         """Atomically checkpoint everything needed to continue after iteration ``itr``.
 
         Saved: the algorithm's ``checkpoint_state()`` (policy, step sizes, optimizer), the
-        policy parameters, the sampler state, the baseline parameters, the env's task RNG,
+        policy parameters, the sampler state (which holds the env's task RNG; without a
+        sampler ``get_state`` the Trainer saves that RNG itself), the baseline parameters,
         ``n_timesteps``, ``n_timesteps_real``, the rejected outer steps (in total and in a row)
         and the training time so far.
 
@@ -361,12 +361,13 @@ class Trainer:
         self.elapsed_seconds = float(state.get("elapsed_seconds", 0.0))
         # Optional members (protocols module docstring): present since save() stored them.
         if "sampler" in state:
+            # Restores the env's task RNG too. Older checkpoints also hold a copy of it as
+            # env_task_rng, the same state: not read.
             cast(Any, self.sampler).set_state(state["sampler"])
+        elif "env_task_rng" in state:
+            self._env_task_rng().bit_generator.state = state["env_task_rng"]
         if "baseline" in state:
             cast(Any, self.sample_processor).baseline.set_param_values(state["baseline"])
-        if "env_task_rng" in state:
-            env = getattr(self.env, "unwrapped", self.env)
-            env.task_rng.bit_generator.state = state["env_task_rng"]
         self.start_itr = int(state["itr"]) + 1
         return self.start_itr
 

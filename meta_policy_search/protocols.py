@@ -11,9 +11,11 @@ implementations are :class:`~meta_policy_search.samplers.MetaSampler`,
 :class:`~meta_policy_search.envs.base.MetaEnv`.
 
 Optional members the Trainer uses when present: a sampler's ``get_state()``/``set_state(state)``
-and a processor's ``baseline`` with ``get_param_values()``/``set_param_values(values)`` (saved in
-checkpoints); an algorithm's ``needs_adjusted_rewards`` and a processor's
-``computes_adjusted_rewards`` (DiCE, checked when the Trainer is built).
+(which save and restore the env's task RNG with the rest of the sampling state; without them the
+Trainer saves that RNG itself, through the env's ``task_rng``) and a processor's ``baseline`` with
+``get_param_values()``/``set_param_values(values)`` (saved in checkpoints); an algorithm's
+``needs_adjusted_rewards`` and a processor's ``computes_adjusted_rewards`` (DiCE, checked when
+the Trainer is built).
 """
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ def test_keep_best_must_name_a_step_return_of_the_run(metric, ok):
 
 
 def test_meta_test_evaluates_the_best_checkpoint(tmp_path, capsys):
-    """A tiny point-mass run with --keep_best; meta_test.py --checkpoint best restores it."""
+    """A tiny point-mass run with --keep_best; meta_testing.py --checkpoint best restores it."""
     import json
     import os
     import sys
@@ -84,7 +84,7 @@ def test_meta_test_evaluates_the_best_checkpoint(tmp_path, capsys):
     experiments = os.path.join(os.path.dirname(__file__), os.pardir, "experiments")
     sys.path.insert(0, experiments)
     try:
-        import meta_test
+        import meta_testing
         from promp_run_point_mass import main as train_point_mass
     finally:
         sys.path.remove(experiments)
@@ -103,7 +103,7 @@ def test_meta_test_evaluates_the_best_checkpoint(tmp_path, capsys):
     best_itr = int(np.argmax(returns))
     assert restore_checkpoint(os.path.join(run_dir, "checkpoints_best"))["itr"] == best_itr
     out = str(tmp_path / "eval")
-    meta_test.main([run_dir, "--checkpoint", "best", "--n_tasks", "1", "--num_adapt_steps", "0",
+    meta_testing.main([run_dir, "--checkpoint", "best", "--n_tasks", "1", "--num_adapt_steps", "0",
                     "--rollouts_per_task", "1", "--no_random_init", "--output_dir", out])
     with open(os.path.join(out, "meta_test.json")) as f:
         results = json.load(f)

@@ -346,15 +346,18 @@ def test_build_sampler_plumbs_and_validates_sampling_mode():
     import dataclasses
 
     from meta_policy_search.envs import PointEnvRandGoal, normalize
-    from meta_policy_search.experiment.runner import ConfigError, MetaRLConfig, build_sampler
+    from meta_policy_search.experiment.configs import validate_config
+    from meta_policy_search.experiment.runner import MetaRLConfig, build_sampler
 
     config = MetaRLConfig(env="PointEnvRandGoal", meta_batch_size=2, rollouts_per_meta_task=2,
                           max_path_length=5, executor="iterative", sampling_mode="budget")
     with build_sampler(config, normalize(PointEnvRandGoal()), DuckPolicy(2, 2, 2), 0) as sampler:
         assert sampler.sampling_mode == "budget"
     bad = dataclasses.replace(config, sampling_mode="episodes")
-    with pytest.raises(ConfigError, match=r"sampling_mode must be one of \('rollouts', 'budget'\), "
-                                          r"got 'episodes'; pass --sampling_mode rollouts or"):
+    # Checked when a command line is parsed; a config built otherwise meets MetaSampler's check.
+    assert validate_config(bad) == ["--sampling_mode episodes: must be one of rollouts, budget"]
+    with pytest.raises(ValueError, match=r"sampling_mode must be one of \('rollouts', 'budget'\), "
+                                         r"got 'episodes'"):
         build_sampler(bad, normalize(PointEnvRandGoal()), DuckPolicy(2, 2, 2), 0)
 
 

@@ -254,7 +254,7 @@ def scripts():
     sys.path.insert(0, EXPERIMENTS_DIR)
     try:
         yield {name: importlib.import_module(name)
-               for name in ("promp_run_mujoco", "meta_test")}
+               for name in ("promp_run_mujoco", "meta_testing")}
     finally:
         sys.path.remove(EXPERIMENTS_DIR)
         from meta_policy_search.utils import logger
@@ -277,7 +277,7 @@ def test_run_script_trains_resumes_and_meta_tests_a_user_env(scripts, tmp_path):
         rows = f.read().splitlines()
     assert len(rows) == 3  # header + iterations 0 and 1
 
-    output_dir = scripts["meta_test"].main([run_dir, "--n_tasks", "2", "--num_adapt_steps", "1",
+    output_dir = scripts["meta_testing"].main([run_dir, "--n_tasks", "2", "--num_adapt_steps", "1",
                                             "--no_random_init", "--executor", "iterative"])
     with open(os.path.join(output_dir, "meta_test.json")) as f:
         results = json.load(f)

@@ -19,7 +19,7 @@ from meta_policy_search.experiment.runner import build_sample_processor
 
 EXPERIMENTS_DIR = os.path.join(os.path.dirname(__file__), os.pardir, "experiments")
 sys.path.insert(0, EXPERIMENTS_DIR)
-import meta_test  # noqa: E402
+import meta_testing  # noqa: E402
 from promp_run_point_mass import main as train_point_mass  # noqa: E402
 
 sys.path.remove(EXPERIMENTS_DIR)
@@ -168,14 +168,14 @@ def test_missing_files_raise_file_not_found(run_dir, tmp_path, capsys):
     with open(os.path.join(run_dir, "params.json")) as src:
         (no_checkpoint / "params.json").write_text(src.read())
     with pytest.raises(FileNotFoundError, match="no complete checkpoint"):
-        meta_test.evaluate_run(str(no_checkpoint), n_tasks=1, num_adapt_steps=0)
+        meta_testing.evaluate_run(str(no_checkpoint), n_tasks=1, num_adapt_steps=0)
     # The CLI checks before loading TensorFlow: exit 2, one line naming the problem.
     for argv, message in [
         ([str(no_checkpoint), "--output_dir", str(tmp_path / "out")], "has no checkpoint yet"),
         ([str(tmp_path / "nothing_here")], "no params.json there"),
     ]:
         with pytest.raises(SystemExit) as error:
-            meta_test.main(argv)
+            meta_testing.main(argv)
         assert error.value.code == 2
         assert message in capsys.readouterr().err
 
@@ -183,11 +183,11 @@ def test_missing_files_raise_file_not_found(run_dir, tmp_path, capsys):
 def test_cli_rejects_bad_counts_and_unknown_algorithms(run_dir, tmp_path, capsys):
     for flag, value in (("--num_adapt_steps", "-1"), ("--n_tasks", "0")):
         with pytest.raises(SystemExit) as error:
-            meta_test.main([run_dir, flag, value, "--output_dir", str(tmp_path)])
+            meta_testing.main([run_dir, flag, value, "--output_dir", str(tmp_path)])
         assert error.value.code == 2
         assert f"{flag} {value}: must be an integer" in capsys.readouterr().err
     with pytest.raises(ValueError, match="unknown algo 'ppo'"):
-        meta_test.script_builders("ppo")
+        meta_testing.script_builders("ppo")
     assert not os.listdir(tmp_path)  # nothing written on bad input
 
 
@@ -196,7 +196,7 @@ def test_cli_writes_json_csv_and_png(run_dir, tmp_path, capsys):
     output_dir = str(tmp_path / "meta_test")
     args = [run_dir, "--n_tasks", "3", "--num_adapt_steps", "2", "--rollouts_per_task", "2",
             "--pretrained_run", run_dir, "--output_dir", output_dir]
-    assert meta_test.main(args) == output_dir
+    assert meta_testing.main(args) == output_dir
 
     with open(os.path.join(output_dir, "meta_test.json")) as f:
         results = json.load(f)
@@ -215,7 +215,7 @@ def test_cli_writes_json_csv_and_png(run_dir, tmp_path, capsys):
 
     with open(os.path.join(output_dir, "meta_test.csv"), newline="") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == 3 * 3 and tuple(rows[0]) == meta_test.CSV_FIELDS
+    assert len(rows) == 3 * 3 and tuple(rows[0]) == meta_testing.CSV_FIELDS
     first = results["policies"]["promp"][0]
     assert float(rows[0]["mean_return"]) == pytest.approx(first["mean_return"])
 
@@ -225,6 +225,6 @@ def test_cli_writes_json_csv_and_png(run_dir, tmp_path, capsys):
     assert "random-init" in table and "2 steps" in table
 
     # Same seed, second invocation: the same numbers.
-    meta_test.main(args[:-1] + [str(tmp_path / "again")])
+    meta_testing.main(args[:-1] + [str(tmp_path / "again")])
     with open(tmp_path / "again" / "meta_test.json") as f:
         assert json.load(f)["policies"] == results["policies"]

@@ -208,7 +208,7 @@ def test_ml10_one_space_for_train_and_test_envs():
 def test_tiny_promp_run_on_ml1_reach_logs_success_and_meta_tests_on_test_tasks(tmp_path):
     sys.path.insert(0, EXPERIMENTS_DIR)
     try:
-        import meta_test
+        import meta_testing
         from promp_run_mujoco import main as train_promp
     finally:
         sys.path.remove(EXPERIMENTS_DIR)
@@ -234,7 +234,7 @@ def test_tiny_promp_run_on_ml1_reach_logs_success_and_meta_tests_on_test_tasks(t
             assert float(row[f"Step_{step}-AverageFinalObjToTarget"]) >= 0.0
 
     output_dir = str(tmp_path / "meta_test")
-    meta_test.main([run_dir, "--n_tasks", "2", "--num_adapt_steps", "1",
+    meta_testing.main([run_dir, "--n_tasks", "2", "--num_adapt_steps", "1",
                     "--rollouts_per_task", "2", "--no_random_init", "--output_dir", output_dir])
     with open(os.path.join(output_dir, "meta_test.json")) as f:
         results = json.load(f)

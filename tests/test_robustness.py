@@ -387,13 +387,13 @@ GRID = ["--algos", "promp", "--envs", "PointEnvRandGoal", "--timesteps", "100"]
 
 
 @pytest.mark.parametrize(("script", "args", "expected"), [
-    ("meta_test.py", ["point_run", "--oracle_run", "point_run"],
+    ("meta_testing.py", ["point_run", "--oracle_run", "point_run"],
      "--oracle_run point_run: the run has oracle=False, expected oracle=True"),
-    ("meta_test.py", ["bad_params_run"], "bad_params_run/params.json: not valid JSON"),
-    ("meta_test.py", ["gone_env_run"], "gone_env_run: its env gone_module:GoneEnv: "),
-    ("meta_test.py", ["point_run", "--output_dir", UNWRITABLE],
+    ("meta_testing.py", ["bad_params_run"], "bad_params_run/params.json: not valid JSON"),
+    ("meta_testing.py", ["gone_env_run"], "gone_env_run: its env gone_module:GoneEnv: "),
+    ("meta_testing.py", ["point_run", "--output_dir", UNWRITABLE],
      f"--output_dir {UNWRITABLE}: cannot write in /sys"),
-    ("meta_test.py", ["point_run", "--output_dir", "afile/out"],
+    ("meta_testing.py", ["point_run", "--output_dir", "afile/out"],
      "--output_dir afile/out: "),
     ("plot.py", ["empty_run", "--output", f"{UNWRITABLE}/curves.png"],
      f"--output {UNWRITABLE}: cannot write in /sys"),

@@ -293,6 +293,50 @@ def test_resume_from_a_checkpoint_without_the_real_step_count(log_dir):
     assert resumed.n_timesteps == 2 * 3 * T * R * H  # nominal: 2 iterations of K + 1 = 3 phases
 
 
+class StatelessSampler(FakeSampler):
+    """A user's sampler without ``get_state``: the Trainer saves the env's task RNG itself."""
+
+    def __getattribute__(self, name):
+        if name in ("get_state", "set_state"):
+            raise AttributeError(name)
+        return super().__getattribute__(name)
+
+
+def test_the_env_task_rng_is_saved_once(log_dir):
+    """With a sampler that keeps state, the task RNG is the sampler's to save (MetaSampler's state
+    holds it); without one, the Trainer saves it through the env's public ``task_rng``."""
+    trainer, _ = make_trainer(log_dir, n_itr=1)
+    assert "env_task_rng" not in trainer._side_state()
+
+    stateless, _ = make_trainer(log_dir, n_itr=1)
+    stateless.sampler = StatelessSampler([], 0)
+    stateless.env.task_rng.random(3)  # moves the state away from the seed's
+    saved = stateless.env.task_rng.bit_generator.state
+    side_state = stateless._side_state()
+    assert "sampler" not in side_state and side_state["env_task_rng"] == saved
+    save_checkpoint(stateless.checkpoint_dir, 0, stateless._trackables(), side_state)
+
+    resumed, _ = make_trainer(log_dir, n_itr=2)
+    resumed.sampler = StatelessSampler([], 0)
+    assert resumed.env.task_rng.bit_generator.state != saved
+    assert resumed.restore() == 1
+    assert resumed.env.task_rng.bit_generator.state == saved
+
+
+def test_an_older_checkpoint_with_two_copies_of_the_task_rng_resumes(log_dir):
+    """Checkpoints written before the Trainer left the task RNG to the sampler also hold it as
+    ``env_task_rng``; they resume, the sampler's state restoring it."""
+    trainer, _ = make_trainer(log_dir, n_itr=1)
+    trainer.train()
+    old_state = trainer._side_state()
+    old_state["env_task_rng"] = trainer.env.task_rng.bit_generator.state
+    save_checkpoint(trainer.checkpoint_dir, 0, trainer._trackables(), old_state)
+
+    resumed, _ = make_trainer(log_dir, n_itr=2)
+    assert resumed.restore() == 1
+    assert resumed.sampler.num_obtained == trainer.sampler.num_obtained
+
+
 def test_callback_can_stop_training(log_dir):
     trainer, calls = make_trainer(log_dir, n_itr=10, checkpoint=False)
     trainer.callbacks = (lambda tr, itr, stats: itr < 1,)

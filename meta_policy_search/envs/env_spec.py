@@ -3,7 +3,7 @@
 :func:`~meta_policy_search.envs.registry.make_env` accepts such a *spec* wherever it accepts a
 built-in env name, so ``--env mypkg.tasks:MyEnv`` works in every run script, in
 ``experiments/reproduce.py`` and, since ``params.json`` records the spec as given, in
-``--resume`` and ``experiments/meta_test.py``.
+``--resume`` and ``experiments/meta_testing.py``.
 
 The class does not have to subclass :class:`~meta_policy_search.envs.base.MetaEnv`: it is
 checked against the protocol the library really calls (duck typing with a check,

@@ -3,7 +3,7 @@
 Finn et al. (2017, section 5) compare the meta-learned policy with an oracle that receives the
 task (e.g. the goal position) as part of its input: an upper bound on what adaptation can reach.
 :class:`OracleEnv` wraps any :class:`~meta_policy_search.envs.MetaEnv` that way; the run scripts
-build it with ``--oracle true`` (recorded in ``params.json``, so ``experiments/meta_test.py``
+build it with ``--oracle true`` (recorded in ``params.json``, so ``experiments/meta_testing.py``
 rebuilds the same env).
 """
 

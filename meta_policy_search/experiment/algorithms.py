@@ -2,7 +2,7 @@
 
 Each script in ``experiments/`` is a thin entry point that calls
 :func:`~meta_policy_search.experiment.registry.run_script`; what it trains lives here, so that
-``meta_test.py``, ``reproduce.py``, ``gradient_variance.py`` and ``plot.py`` rebuild any run
+``meta_testing.py``, ``reproduce.py``, ``gradient_variance.py`` and ``plot.py`` rebuild any run
 through the registry (:mod:`~meta_policy_search.experiment.registry`) instead of importing a
 script.
 
@@ -101,15 +101,18 @@ class VPGDiceRunConfig(DiceMAMLConfig):
 
 
 # ---------------------------------------------------------------------------- builders
-def inner_step_settings(config: MetaRLConfig) -> dict[str, Any]:
-    """The settings of the inner steps that every meta-algorithm takes, as keyword arguments.
+def inner_step_arguments(config: MetaRLConfig) -> dict[str, Any]:
+    """The inner-step settings every meta-algorithm takes, as keyword arguments.
 
     Args:
         config: any algorithm's config.
 
     Returns:
         ``inner_lr``, ``meta_batch_size``, ``num_inner_grad_steps``,
-        ``trainable_inner_step_size``, ``first_order`` and ``jit_compile`` from ``config``.
+        ``trainable_inner_step_size``, ``first_order`` and ``jit_compile`` from ``config``
+        (checked when the config was parsed, by
+        :class:`~meta_policy_search.meta_algos.inner_step_settings.InnerStepSettings`'s check;
+        the algorithm stores them as that class).
     """
     return dict(
         inner_lr=config.inner_lr,
@@ -127,7 +130,7 @@ def make_promp(config: ProMPConfig, policy: Any) -> Any:
 
     return ProMP(
         policy,
-        **inner_step_settings(config),
+        **inner_step_arguments(config),
         learning_rate=config.learning_rate,
         num_ppo_steps=config.num_ppo_steps,
         num_minibatches=config.num_minibatches,
@@ -145,7 +148,7 @@ def make_ppo_maml(config: PPOMAMLConfig, policy: Any) -> Any:
 
     return PPOMAML(
         policy,
-        **inner_step_settings(config),
+        **inner_step_arguments(config),
         learning_rate=config.learning_rate,
         num_ppo_steps=config.num_ppo_steps,
         num_minibatches=config.num_minibatches,
@@ -160,7 +163,7 @@ def make_trpo_maml(config: TRPOMAMLConfig, policy: Any) -> Any:
 
     return TRPOMAML(
         policy,
-        **inner_step_settings(config),
+        **inner_step_arguments(config),
         step_size=config.step_size,
         inner_type=config.inner_type,
         exploration=config.exploration,
@@ -181,7 +184,7 @@ def make_vpg_maml(config: VPGMAMLConfig, policy: Any) -> Any:
 
     return VPGMAML(
         policy,
-        **inner_step_settings(config),
+        **inner_step_arguments(config),
         learning_rate=config.learning_rate,
         inner_type=config.inner_type,
         exploration=config.exploration,
@@ -195,7 +198,7 @@ def make_dice_maml(config: DiceMAMLConfig, policy: Any) -> Any:
 
     return DICEMAML(
         policy,
-        **inner_step_settings(config),
+        **inner_step_arguments(config),
         learning_rate=config.learning_rate,
         max_path_length=resolved_horizon(config),
     )
@@ -207,7 +210,7 @@ def make_vpg_dice(config: DiceMAMLConfig, policy: Any) -> Any:
 
     return VPG_DICEMAML(
         policy,
-        **inner_step_settings(config),
+        **inner_step_arguments(config),
         learning_rate=config.learning_rate,
         max_path_length=resolved_horizon(config),
     )

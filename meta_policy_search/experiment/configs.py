@@ -19,9 +19,14 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from meta_policy_search.choices import EXPLORATION_TYPES, INNER_TYPES
+from meta_policy_search.choices import EXPLORATION_TYPES
 from meta_policy_search.experiment.paper import env_horizons
-from meta_policy_search.samplers.quota import SAMPLING_MODES  # standard library only
+from meta_policy_search.meta_algos import inner_step_settings  # standard library only
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS as INNER_STEP
+from meta_policy_search.samplers.quota import (  # standard library only
+    DEFAULT_SAMPLING_MODE,
+    SAMPLING_MODES,
+)
 
 ENV_SETTINGS: dict[str, dict[str, Any]] = {
     env: {"max_path_length": horizon} for env, horizon in env_horizons().items()
@@ -88,7 +93,7 @@ class MetaRLConfig:
     """Episodes per task and inner step."""
     max_path_length: int | None = None
     """Horizon ``H``; ``None``: the env's entry of ``ENV_SETTINGS``."""
-    sampling_mode: str = "rollouts"
+    sampling_mode: str = DEFAULT_SAMPLING_MODE
     """``rollouts``: exactly ``rollouts_per_meta_task`` episodes per task and phase; ``budget``:
     complete episodes until each task holds ``rollouts_per_meta_task x H`` real steps (the
     original's sampler, with a per-task instead of a global budget: early-terminating tasks get
@@ -108,7 +113,7 @@ class MetaRLConfig:
     oracle: bool = False
     """Append the task parameters to every observation
     (:class:`~meta_policy_search.envs.oracle_env.OracleEnv`): the *oracle* baseline of
-    ``experiments/meta_test.py``."""
+    ``experiments/meta_testing.py``."""
     baseline: str = "LinearFeatureBaseline"
     """Baseline class in ``meta_policy_search.baselines``."""
     discount: float = 0.99
@@ -127,18 +132,18 @@ class MetaRLConfig:
     """Learn the policy's log-std."""
     init_std: float = 1.0
     """Initial policy standard deviation."""
-    inner_lr: float = 0.1
+    inner_lr: float = INNER_STEP.inner_lr
     """Inner (adaptation) step size ``alpha``."""
-    num_inner_grad_steps: int = 1
+    num_inner_grad_steps: int = INNER_STEP.num_inner_grad_steps
     """Number of inner adaptation steps. ``0`` trains a plain policy on the task mixture (the
-    *pretrained* baseline of ``experiments/meta_test.py``); it samples one batch per iteration
+    *pretrained* baseline of ``experiments/meta_testing.py``); it samples one batch per iteration
     instead of ``K + 1``, so it matches a ``K``-step run's sample budget with ``(K + 1) x n_itr``
     iterations."""
-    trainable_inner_step_size: bool = False
+    trainable_inner_step_size: bool = INNER_STEP.trainable_inner_step_size
     """Meta-learn the per-parameter inner step sizes."""
-    first_order: bool = False
+    first_order: bool = INNER_STEP.first_order
     """First-order approximation: no gradient through the inner step's gradient."""
-    jit_compile: bool = False
+    jit_compile: bool = INNER_STEP.jit_compile
     """Compile the algorithm's graphs with XLA (``benchmarks/results/algo_steps.md``)."""
     log_formats: tuple[str, ...] = ("log", "csv", "tensorboard")
     """Logger outputs. The console gets the Trainer's one progress line per iteration; add
@@ -160,7 +165,7 @@ class MetaRLConfig:
     keep_best: str | None = None
     """Also keep the checkpoint of the iteration with the highest value of this return
     (``Step_k-AverageReturn``, ``k <= num_inner_grad_steps``) in ``RUN_DIR/checkpoints_best``,
-    for ``meta_test.py --checkpoint best`` (the MAML paper evaluated its best iterate)."""
+    for ``meta_testing.py --checkpoint best`` (the MAML paper evaluated its best iterate)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -315,9 +320,6 @@ FIELD_RULES: dict[str, Rule] = {
     ),
     "hidden_nonlinearity": _one_of(NONLINEARITIES),
     "init_std": _positive(),
-    "inner_lr": _positive(),
-    # 0: plain policy optimisation on the task mixture (the meta-test "pretrained" baseline).
-    "num_inner_grad_steps": Rule(lambda v: isinstance(v, int) and v >= 0, "an integer >= 0"),
     "log_formats": Rule(lambda v: all(f in LOG_FORMATS for f in v), "some of " + ", ".join(LOG_FORMATS)),
     "sampler_timeout": Rule(lambda v: v is None or v >= 0, "seconds >= 0 (0: no limit), or none"),
     "nonfinite_samples": _one_of(NONFINITE_MODES),
@@ -331,16 +333,20 @@ FIELD_RULES: dict[str, Rule] = {
     "init_inner_kl_penalty": Rule(lambda v: v >= 0, "a finite number >= 0"),
     "anneal_factor": _positive(),
     "step_size": _positive(),
-    "inner_type": _one_of(INNER_TYPES),
     "exploration_type": _one_of(EXPLORATION_TYPES),
     "dice_baseline": _one_of(BASELINES),
 }
 """Per-field valid values, checked by :func:`validate_config` (every float field is also
-checked finite). Keyed by field name, so a field means the same in every config class."""
+checked finite). Keyed by field name, so a field means the same in every config class. The
+inner-step settings (``inner_lr``, ``num_inner_grad_steps``, ``inner_type``, ...) are not here:
+:class:`~meta_policy_search.meta_algos.inner_step_settings.InnerStepSettings` holds their one
+check."""
 
 
 def validate_config(config: Any) -> list[str]:
-    """Check every field of a (resolved or not) run-script config against :data:`FIELD_RULES`.
+    """Check every field of a (resolved or not) run-script config against :data:`FIELD_RULES`,
+    and the inner-step settings with
+    :func:`~meta_policy_search.meta_algos.inner_step_settings.invalid_settings`.
 
     Args:
         config: a :class:`MetaRLConfig` (subclass) instance.
@@ -348,15 +354,22 @@ def validate_config(config: Any) -> list[str]:
     Returns:
         One message per invalid field, ``--<field> <value>: must be <allowed>`` (empty if valid).
     """
+    values = {field.name: getattr(config, field.name) for field in dataclasses.fields(config)}
+    invalid_inner_step = {
+        name: allowed for name, _, allowed in inner_step_settings.invalid_settings(values)
+    }
     errors = []
-    for field in dataclasses.fields(config):
-        value = getattr(config, field.name)
-        if isinstance(value, float) and not math.isfinite(value):
-            errors.append(f"--{field.name} {value}: must be a finite number")
+    for name, value in values.items():
+        if name in inner_step_settings.FIELDS:
+            if name in invalid_inner_step:
+                errors.append(f"--{name} {_show(value)}: must be {invalid_inner_step[name]}")
             continue
-        rule = FIELD_RULES.get(field.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            errors.append(f"--{name} {value}: must be a finite number")
+            continue
+        rule = FIELD_RULES.get(name)
         if rule is not None and not rule.check(value):
-            errors.append(f"--{field.name} {_show(value)}: must be {rule.allowed}")
+            errors.append(f"--{name} {_show(value)}: must be {rule.allowed}")
     if not errors:
         errors += _cross_field_errors(config)
     return errors

@@ -22,6 +22,8 @@ import time
 from collections import deque
 from typing import IO, Any
 
+from meta_policy_search.utils.validation import check_positive_int
+
 
 def split_passthrough_args(argv: list[str] | None) -> tuple[list[str], list[str]]:
     """Split a command line at ``--``: (the launcher's own arguments, those for every run).
@@ -69,9 +71,7 @@ class LocalLauncher:
         Raises:
             ValueError: if ``n_concurrent`` is not positive.
         """
-        if isinstance(n_concurrent, bool) or not isinstance(n_concurrent, int) or n_concurrent < 1:
-            raise ValueError(f"n_concurrent must be a positive int, got {n_concurrent!r}")
-        self.n_concurrent = n_concurrent
+        self.n_concurrent = check_positive_int("n_concurrent", n_concurrent)
         self.output_name = output_name
         self._queue: deque[tuple[Any, list[str], str]] = deque()
         self._running: dict[Any, tuple[subprocess.Popen, IO[str], float, str]] = {}

@@ -39,6 +39,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from meta_policy_search.utils.validation import check_non_negative_int, check_positive_int
+
 DATA_PACKAGE = "meta_policy_search"
 """Package holding the ``data`` directory."""
 
@@ -183,16 +185,10 @@ def timesteps_per_iteration(
     Raises:
         ValueError: if a count is not positive (or ``num_inner_grad_steps`` negative).
     """
-    counts = {"meta_batch_size": meta_batch_size, "rollouts_per_meta_task": rollouts_per_meta_task,
-              "max_path_length": max_path_length}
-    for name, value in counts.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
-    if isinstance(num_inner_grad_steps, bool) or not isinstance(num_inner_grad_steps, int) \
-            or num_inner_grad_steps < 0:
-        raise ValueError(f"num_inner_grad_steps must be a non-negative int, "
-                         f"got {num_inner_grad_steps!r}")
-    return meta_batch_size * rollouts_per_meta_task * max_path_length * (num_inner_grad_steps + 1)
+    return (check_positive_int("meta_batch_size", meta_batch_size)
+            * check_positive_int("rollouts_per_meta_task", rollouts_per_meta_task)
+            * check_positive_int("max_path_length", max_path_length)
+            * (check_non_negative_int("num_inner_grad_steps", num_inner_grad_steps) + 1))
 
 
 def paper_metric(num_inner_grad_steps: int) -> str:

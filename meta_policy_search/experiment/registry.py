@@ -1,7 +1,7 @@
 """The algorithm registry: every algorithm name -> its config, builders, run script and legend.
 
 One place for the mapping that ``reproduce.py`` (which script runs ``lvc_vpg``?), ``plot.py``
-(which paper curve belongs to a run's ``params.json``?), ``meta_test.py`` and
+(which paper curve belongs to a run's ``params.json``?), ``meta_testing.py`` and
 ``gradient_variance.py`` (which config class and ``make_algo`` rebuild a run?) need, and the
 shared entry point of the run scripts (:func:`run_script`). An algorithm is a config class, a
 ``make_algo`` and a sample-processor builder (:mod:`~meta_policy_search.experiment.algorithms`)

@@ -124,19 +124,12 @@ def build_policy(config: MetaRLConfig, env: Any, seed: int) -> Any:
 def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any:
     """A ``MetaSampler`` with the config's batch sizes, horizon, sampling mode and executor.
 
-    Raises:
-        ConfigError: if ``config.sampling_mode`` is not one of
-            :data:`~meta_policy_search.samplers.quota.SAMPLING_MODES`.
+    The values were checked when the config was parsed
+    (:func:`~meta_policy_search.experiment.configs.validate_config`); a config built otherwise
+    gets ``MetaSampler``'s own ``ValueError``.
     """
     from meta_policy_search.samplers import MetaSampler
-    from meta_policy_search.samplers.quota import SAMPLING_MODES
 
-    if config.sampling_mode not in SAMPLING_MODES:
-        choices = " or ".join(f"--sampling_mode {mode}" for mode in SAMPLING_MODES)
-        raise ConfigError(
-            f"sampling_mode must be one of {SAMPLING_MODES}, got {config.sampling_mode!r}; "
-            f"pass {choices}"
-        )
     return MetaSampler(
         env=env,
         policy=policy,

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import tensorflow as tf
 
-from meta_policy_search.choices import EXPLORATION_TYPES, INNER_TYPES
+from meta_policy_search.choices import EXPLORATION_TYPES
 from meta_policy_search.meta_algos import objectives
 from meta_policy_search.meta_algos.batch import TensorBatch, to_tensor_batch
 from meta_policy_search.meta_algos.forward import (
@@ -18,6 +17,7 @@ from meta_policy_search.meta_algos.forward import (
     post_update_surrogate,
 )
 from meta_policy_search.meta_algos.inner_step import Params, adapt
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS, InnerStepSettings
 from meta_policy_search.policies.distributions import DistInfo
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 from meta_policy_search.protocols import OuterOptimizer
@@ -60,67 +60,74 @@ class MAMLAlgo(tf.Module):
     :attr:`optimizer`, built on :meth:`meta_loss`, which the default :meth:`optimize_policy`
     runs and :meth:`checkpoint_state` saves (or override :meth:`optimize_policy`).
 
+    The inner-step settings (all but ``meta_batch_size``) are checked and stored as
+    :attr:`inner_step`, an
+    :class:`~meta_policy_search.meta_algos.inner_step_settings.InnerStepSettings`, which holds
+    their defaults.
+
     Args:
-        policy: the meta-policy; its ``meta_batch_size`` must equal ``meta_batch_size``.
+        policy: the meta-policy; its ``meta_batch_size`` is the number of tasks ``T``.
         inner_lr: initial inner step size ``alpha`` (one per parameter element).
-        meta_batch_size: number of tasks ``T``.
+        meta_batch_size: number of tasks ``T``; ``None``: the policy's. If given it must equal
+            the policy's ``meta_batch_size``.
         num_inner_grad_steps: number of inner steps ``K >= 0``; ``K = 0`` is plain policy
             optimisation on the task mixture (the *pretrained* baseline of the MAML paper).
         trainable_inner_step_size: meta-learn ``alpha`` with the outer optimizer (Meta-SGD).
         inner_type: ``'likelihood_ratio'`` (LVC), ``'log_likelihood'`` (MAML) or ``'dice'``.
         first_order: drop the second-order term (first-order MAML approximation).
-        jit_compile: compile the algorithm's graphs (inner step, outer objective and optimizer
-            steps) with XLA (``tf.function(jit_compile=True)``); the results are the same up to
-            floating point rounding.
+        jit_compile: compile the algorithm's graphs with XLA.
         exploration: add E-MAML's pre-update sampling term to the outer loss (see
             :meth:`exploration_loss`).
         exploration_type: its form, one of
             :data:`~meta_policy_search.choices.EXPLORATION_TYPES`.
+
+    Raises:
+        ValueError: naming every invalid inner-step setting, or if ``meta_batch_size`` differs
+            from the policy's.
     """
 
     optimizer: OuterOptimizer | None = None
     """The outer optimizer, built by the subclass on :attr:`meta_variables` and the objective;
     ``None`` until then."""
 
+    inner_step: InnerStepSettings
+    """The inner-step settings, fixed at construction; :meth:`forward` and :meth:`adapt_policy`
+    read them (also as the read-only attributes ``num_inner_grad_steps``, ``inner_type``, ...)."""
+
     def __init__(
         self,
         policy: MetaGaussianMLPPolicy,
-        inner_lr: float = 0.1,
-        meta_batch_size: int = 20,
-        num_inner_grad_steps: int = 1,
-        trainable_inner_step_size: bool = False,
-        inner_type: str = "likelihood_ratio",
-        first_order: bool = False,
-        jit_compile: bool = False,
+        inner_lr: float = DEFAULTS.inner_lr,
+        meta_batch_size: int | None = None,
+        num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
+        trainable_inner_step_size: bool = DEFAULTS.trainable_inner_step_size,
+        inner_type: str = DEFAULTS.inner_type,
+        first_order: bool = DEFAULTS.first_order,
+        jit_compile: bool = DEFAULTS.jit_compile,
         exploration: bool = False,
         exploration_type: str = "original",
     ) -> None:
         super().__init__(name=type(self).__name__)
-        if inner_type not in INNER_TYPES:
-            raise ValueError(f"inner_type must be one of {INNER_TYPES}, got {inner_type!r}")
-        if isinstance(num_inner_grad_steps, bool) or not isinstance(
-                num_inner_grad_steps, (int, np.integer)) or num_inner_grad_steps < 0:
-            raise ValueError(f"num_inner_grad_steps must be an integer >= 0, got {num_inner_grad_steps!r}")
-        if policy.meta_batch_size != meta_batch_size:
+        self.inner_step = InnerStepSettings(
+            inner_lr=inner_lr,
+            num_inner_grad_steps=num_inner_grad_steps,
+            inner_type=inner_type,
+            trainable_inner_step_size=trainable_inner_step_size,
+            first_order=first_order,
+            jit_compile=jit_compile,
+        )
+        if meta_batch_size is not None and policy.meta_batch_size != meta_batch_size:
             raise ValueError(
                 f"meta_batch_size={meta_batch_size} differs from the policy's "
                 f"meta_batch_size={policy.meta_batch_size}"
             )
-        if not inner_lr > 0:
-            raise ValueError(f"inner_lr must be > 0, got {inner_lr!r}")
         self.policy = policy
-        self.meta_batch_size = int(meta_batch_size)
-        self.num_inner_grad_steps = int(num_inner_grad_steps)
-        self.trainable_inner_step_size = bool(trainable_inner_step_size)
-        self.inner_type = inner_type
-        self.first_order = bool(first_order)
-        self.jit_compile = bool(jit_compile)
         self.exploration = bool(exploration)
         self.exploration_type = check_exploration_type(exploration_type)
         params = policy.get_params()
         self.step_sizes = {
             name: tf.Variable(
-                tf.fill(params[name].shape, tf.cast(inner_lr, policy.dtype)),
+                tf.fill(params[name].shape, tf.cast(self.inner_step.inner_lr, policy.dtype)),
                 trainable=self.trainable_inner_step_size,
                 name=f"step_size_{name}",
             )
@@ -131,6 +138,37 @@ class MAMLAlgo(tf.Module):
             reduce_retracing=True, jit_compile=self.jit_compile,
         )
         self._tensor_cache = _TensorBatchCache(self.num_inner_grad_steps + 1)
+
+    # ------------------------------------------------------------- the inner-step settings
+    @property
+    def meta_batch_size(self) -> int:
+        """Number of tasks ``T`` (the policy's)."""
+        return int(self.policy.meta_batch_size)
+
+    @property
+    def num_inner_grad_steps(self) -> int:
+        """``inner_step.num_inner_grad_steps``: the number of inner steps ``K``."""
+        return self.inner_step.num_inner_grad_steps
+
+    @property
+    def inner_type(self) -> str:
+        """``inner_step.inner_type``: the inner objective."""
+        return self.inner_step.inner_type
+
+    @property
+    def trainable_inner_step_size(self) -> bool:
+        """``inner_step.trainable_inner_step_size``: whether the step sizes are meta-learned."""
+        return self.inner_step.trainable_inner_step_size
+
+    @property
+    def first_order(self) -> bool:
+        """``inner_step.first_order``: whether the second-order term is dropped."""
+        return self.inner_step.first_order
+
+    @property
+    def jit_compile(self) -> bool:
+        """``inner_step.jit_compile``: whether the graphs are compiled with XLA."""
+        return self.inner_step.jit_compile
 
     @property
     def needs_adjusted_rewards(self) -> bool:

@@ -14,9 +14,11 @@ from meta_policy_search.meta_algos.forward import (
     old_log_likelihood,
     post_update_surrogate,
 )
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS
 from meta_policy_search.meta_algos.vpg_maml import VPGMAML
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
+from meta_policy_search.utils.validation import check_positive_int
 
 
 class DICEMAML(VPGMAML):
@@ -40,18 +42,16 @@ class DICEMAML(VPGMAML):
     def __init__(
         self,
         policy: MetaGaussianMLPPolicy,
-        inner_lr: float = 0.1,
-        meta_batch_size: int = 20,
+        inner_lr: float = DEFAULTS.inner_lr,
+        meta_batch_size: int | None = None,
         max_path_length: int = 100,
-        num_inner_grad_steps: int = 1,
+        num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
         learning_rate: float = 1e-3,
-        trainable_inner_step_size: bool = False,
-        first_order: bool = False,
-        jit_compile: bool = False,
+        trainable_inner_step_size: bool = DEFAULTS.trainable_inner_step_size,
+        first_order: bool = DEFAULTS.first_order,
+        jit_compile: bool = DEFAULTS.jit_compile,
     ) -> None:
-        if max_path_length <= 0:
-            raise ValueError(f"max_path_length must be a positive integer, got {max_path_length!r}")
-        self.max_path_length = int(max_path_length)
+        self.max_path_length = check_positive_int("max_path_length", max_path_length)
         super().__init__(
             policy,
             inner_lr=inner_lr,

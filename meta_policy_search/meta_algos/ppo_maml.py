@@ -13,6 +13,7 @@ import tensorflow as tf
 from meta_policy_search.meta_algos.base import MAMLAlgo
 from meta_policy_search.meta_algos.batch import TensorBatch
 from meta_policy_search.meta_algos.forward import AdaptationChain, post_update_surrogate
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS
 from meta_policy_search.optimizers import MinibatchAdamOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 
@@ -51,17 +52,17 @@ class PPOMAML(MAMLAlgo):
     def __init__(
         self,
         policy: MetaGaussianMLPPolicy,
-        inner_lr: float = 0.1,
-        meta_batch_size: int = 20,
-        num_inner_grad_steps: int = 1,
+        inner_lr: float = DEFAULTS.inner_lr,
+        meta_batch_size: int | None = None,
+        num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
         learning_rate: float = 1e-3,
         num_ppo_steps: int = 5,
         num_minibatches: int = 1,
         clip_eps: float = 0.3,
         inner_type: str = "log_likelihood",
-        trainable_inner_step_size: bool = False,
-        first_order: bool = False,
-        jit_compile: bool = False,
+        trainable_inner_step_size: bool = DEFAULTS.trainable_inner_step_size,
+        first_order: bool = DEFAULTS.first_order,
+        jit_compile: bool = DEFAULTS.jit_compile,
     ) -> None:
         super().__init__(
             policy,

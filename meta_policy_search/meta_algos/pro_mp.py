@@ -14,6 +14,7 @@ from meta_policy_search.meta_algos.forward import (
     inner_step_kls,
     post_update_surrogate,
 )
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS
 from meta_policy_search.optimizers import MinibatchAdamOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
@@ -69,9 +70,9 @@ class ProMP(MAMLAlgo):
     def __init__(
         self,
         policy: MetaGaussianMLPPolicy,
-        inner_lr: float = 0.1,
-        meta_batch_size: int = 20,
-        num_inner_grad_steps: int = 1,
+        inner_lr: float = DEFAULTS.inner_lr,
+        meta_batch_size: int | None = None,
+        num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
         learning_rate: float = 1e-3,
         num_ppo_steps: int = 5,
         num_minibatches: int = 1,
@@ -80,9 +81,9 @@ class ProMP(MAMLAlgo):
         init_inner_kl_penalty: float = 5e-4,
         adaptive_inner_kl_penalty: bool = False,
         anneal_factor: float = 1.0,
-        trainable_inner_step_size: bool = False,
-        first_order: bool = False,
-        jit_compile: bool = False,
+        trainable_inner_step_size: bool = DEFAULTS.trainable_inner_step_size,
+        first_order: bool = DEFAULTS.first_order,
+        jit_compile: bool = DEFAULTS.jit_compile,
     ) -> None:
         super().__init__(
             policy,

@@ -9,6 +9,7 @@ import tensorflow as tf
 from meta_policy_search.meta_algos.base import MAMLAlgo
 from meta_policy_search.meta_algos.batch import TensorBatch
 from meta_policy_search.meta_algos.forward import mean_kl
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS
 from meta_policy_search.optimizers import ConjugateGradientOptimizer, Constraint
 from meta_policy_search.policies.distributions import DistInfo
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
@@ -64,14 +65,14 @@ class TRPOMAML(MAMLAlgo):
     def __init__(
         self,
         policy: MetaGaussianMLPPolicy,
-        inner_lr: float = 0.1,
-        meta_batch_size: int = 20,
-        num_inner_grad_steps: int = 1,
+        inner_lr: float = DEFAULTS.inner_lr,
+        meta_batch_size: int | None = None,
+        num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
         step_size: float = 0.01,
-        inner_type: str = "likelihood_ratio",
+        inner_type: str = DEFAULTS.inner_type,
         exploration: bool = False,
-        trainable_inner_step_size: bool = False,
-        first_order: bool = False,
+        trainable_inner_step_size: bool = DEFAULTS.trainable_inner_step_size,
+        first_order: bool = DEFAULTS.first_order,
         cg_iters: int = 10,
         hvp_approach: str = "gauss_newton",
         jit_compile: bool = True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from meta_policy_search.meta_algos.base import MAMLAlgo
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS
 from meta_policy_search.optimizers import MinibatchAdamOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 
@@ -30,16 +31,16 @@ class VPGMAML(MAMLAlgo):
     def __init__(
         self,
         policy: MetaGaussianMLPPolicy,
-        inner_lr: float = 0.1,
-        meta_batch_size: int = 20,
-        num_inner_grad_steps: int = 1,
+        inner_lr: float = DEFAULTS.inner_lr,
+        meta_batch_size: int | None = None,
+        num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
         learning_rate: float = 1e-3,
-        inner_type: str = "likelihood_ratio",
+        inner_type: str = DEFAULTS.inner_type,
         exploration: bool = False,
-        trainable_inner_step_size: bool = False,
-        first_order: bool = False,
+        trainable_inner_step_size: bool = DEFAULTS.trainable_inner_step_size,
+        first_order: bool = DEFAULTS.first_order,
         num_outer_steps: int = 1,
-        jit_compile: bool = False,
+        jit_compile: bool = DEFAULTS.jit_compile,
         exploration_type: str = "original",
     ) -> None:
         super().__init__(

@@ -10,6 +10,8 @@ import math
 
 import tensorflow as tf
 
+from meta_policy_search.utils.validation import check_positive_int
+
 DistInfo = dict[str, tf.Tensor]
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -23,9 +25,7 @@ class DiagonalGaussian:
     """
 
     def __init__(self, dim: int) -> None:
-        if dim <= 0:
-            raise ValueError(f"dim must be a positive integer, got {dim!r}")
-        self.dim = int(dim)
+        self.dim = check_positive_int("dim", dim)
 
     @staticmethod
     def log_likelihood(x: tf.Tensor, dist_info: DistInfo) -> tf.Tensor:

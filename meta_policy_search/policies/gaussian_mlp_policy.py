@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from meta_policy_search.policies.networks import TF_NONLINEARITIES, gaussian_mlp_forward
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP, layer_names
+from meta_policy_search.utils.validation import check_positive_int
 
 
 class GaussianMLPPolicy(tf.Module):
@@ -44,9 +45,8 @@ class GaussianMLPPolicy(tf.Module):
         dtype: tf.DType = tf.float32,
     ) -> None:
         super().__init__(name=type(self).__name__)
-        for label, value in (("obs_dim", obs_dim), ("action_dim", action_dim)):
-            if not isinstance(value, (int, np.integer)) or value <= 0:
-                raise ValueError(f"{label} must be a positive integer, got {value!r}")
+        check_positive_int("obs_dim", obs_dim)
+        check_positive_int("action_dim", action_dim)
         if any(not isinstance(h, (int, np.integer)) or h <= 0 for h in hidden_sizes):
             raise ValueError(f"hidden_sizes must be positive integers, got {tuple(hidden_sizes)!r}")
         if not init_std > 0 or not min_std > 0:

@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from meta_policy_search.policies.gaussian_mlp_policy import GaussianMLPPolicy
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
+from meta_policy_search.utils.validation import check_positive_int
 
 
 class MetaGaussianMLPPolicy(GaussianMLPPolicy):
@@ -38,9 +39,7 @@ class MetaGaussianMLPPolicy(GaussianMLPPolicy):
         seed: int | None = None,
         dtype: tf.DType = tf.float32,
     ) -> None:
-        if not isinstance(meta_batch_size, (int, np.integer)) or meta_batch_size <= 0:
-            raise ValueError(f"meta_batch_size must be a positive integer, got {meta_batch_size!r}")
-        self.meta_batch_size = int(meta_batch_size)
+        self.meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
         super().__init__(
             obs_dim, action_dim, hidden_sizes, learn_std, init_std, min_std,
             hidden_nonlinearity, seed, dtype,

@@ -8,8 +8,9 @@ never the sample processors' TensorFlow.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from meta_policy_search.utils.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from meta_policy_search.samplers.dice_sample_processor import DiceSampleProcessor
@@ -38,9 +39,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)

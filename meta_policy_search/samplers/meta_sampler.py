@@ -12,7 +12,7 @@ import numpy as np
 from meta_policy_search.samplers.executor_base import check_tasks
 from meta_policy_search.samplers.iterative_executor import MetaIterativeEnvExecutor
 from meta_policy_search.samplers.parallel_executor import MetaParallelEnvExecutor
-from meta_policy_search.samplers.quota import make_quota
+from meta_policy_search.samplers.quota import DEFAULT_SAMPLING_MODE, make_quota
 from meta_policy_search.samplers.rollout import space_dim
 from meta_policy_search.samplers.worker_pool import AUTO_TIMEOUT as AUTO_TIMEOUT
 from meta_policy_search.samplers.worker_pool import SamplerTimeout
@@ -186,7 +186,7 @@ class MetaSampler:
         executor: str | None = None,
         ray_address: str | None = None,
         timeout: float | str | None = None,
-        sampling_mode: str = "rollouts",
+        sampling_mode: str = DEFAULT_SAMPLING_MODE,
         nonfinite_samples: str = "raise",
     ) -> None:
         if nonfinite_samples not in NONFINITE_MODES:

@@ -34,6 +34,9 @@ SAMPLING_MODES = ("rollouts", "budget")
 """Names accepted as ``sampling_mode``: exactly ``R`` episodes per task (:class:`EpisodeQuota`),
 or the original's step budget of ``R x H`` real steps per task (:class:`StepBudget`)."""
 
+DEFAULT_SAMPLING_MODE = "rollouts"
+"""The default ``sampling_mode`` of ``MetaSampler`` and of the run scripts' configs."""
+
 _LADDER_QUARTERS = (4, 5, 6, 7)
 """Bucket sizes per octave in quarters of ``R * 2^j``: ``R x {1, 1.25, 1.5, 1.75} x 2^j``."""
 

@@ -6,7 +6,10 @@ policy-gradient step on those fresh samples, and repeat; ``K`` may exceed the nu
 steps used in meta-training. The same procedure serves the baselines (a randomly initialised
 policy, or a policy pretrained by another run) so the curves are directly comparable.
 
-Typical use (``experiments/meta_test.py`` is the command-line front end)::
+The package sits above the experiment layer, whose configs and builders rebuild a run; its
+module :mod:`~meta_policy_search.evaluation.comparison` holds the MAML paper's meta-test
+comparison (the random-init, pretrained and oracle baselines, the step-size schedule, the result
+table). Typical use (``experiments/meta_testing.py`` is the command-line front end)::
 
     config = load_run_config(run_dir, Config)
     setup = build_evaluation(config, make_algo, build_sample_processor, n_tasks=20, seed=7)

@@ -2,9 +2,9 @@
 
 Usage::
 
-    python experiments/meta_test.py data/promp/HalfCheetahRandDirecEnv/run_x --n_tasks 20
-    python experiments/meta_test.py RUN_DIR --num_adapt_steps 5 --pretrained_run OTHER_RUN_DIR
-    python experiments/meta_test.py RUN_DIR --pretrained_run PRETRAINED_DIR --oracle_run ORACLE_DIR
+    python experiments/meta_testing.py data/promp/HalfCheetahRandDirecEnv/run_x --n_tasks 20
+    python experiments/meta_testing.py RUN_DIR --num_adapt_steps 5 --pretrained_run OTHER_RUN_DIR
+    python experiments/meta_testing.py RUN_DIR --pretrained_run PRETRAINED_DIR --oracle_run ORACLE_DIR
 
 Rebuilds the run's env, policy, sampler and algorithm from its ``params.json`` (with the builders
 of its script, found from the ``algo`` key; a user env ``"env": "mypkg.tasks:MyEnv"`` is imported
@@ -16,7 +16,7 @@ used for the baselines: ``random-init`` (a fresh policy of the same config) and,
 ``--pretrained_run``, another run's policy, both adapted with the evaluated run's algorithm;
 with ``--oracle_run``, the policy of an ``--oracle true`` run (the task parameters appended to its
 observations), evaluated and adapted on the oracle env. These are the MAML paper's baselines
-(:mod:`meta_policy_search.meta_test_baselines`). Train them with the evaluated run's script and
+(:mod:`meta_policy_search.evaluation.comparison`). Train them with the evaluated run's script and
 settings plus:
 
 * pretrained: ``--num_inner_grad_steps 0 --n_itr (K+1)*N`` for a run of ``N`` iterations with
@@ -52,8 +52,9 @@ from typing import Any
 
 import numpy as np
 
-from meta_policy_search import evaluation, meta_test_baselines
+from meta_policy_search import evaluation
 from meta_policy_search.envs.env_spec import search_working_directory
+from meta_policy_search.evaluation import comparison
 from meta_policy_search.experiment.configs import EXECUTORS
 from meta_policy_search.experiment.registry import algorithm_for_run_name
 from meta_policy_search.experiment.run_checks import check_writable_dir
@@ -119,7 +120,7 @@ def evaluate_run(
         first_step_size: step size of the first inner step; ``None`` (and ``later_step_size``
             ``None``): the run's own step sizes for every step.
         later_step_size: step size of the later inner steps; ``None`` with a
-            ``first_step_size``: :data:`~meta_policy_search.meta_test_baselines.DEFAULT_LATER_STEP_SIZE`.
+            ``first_step_size``: :data:`~meta_policy_search.evaluation.comparison.DEFAULT_LATER_STEP_SIZE`.
         checkpoint: which checkpoint of ``run_dir`` to evaluate, ``'latest'`` or ``'best'``
             (the iteration with the best ``--keep_best`` return, as the MAML paper evaluated).
 
@@ -146,11 +147,11 @@ def evaluate_run(
     schedule = None
     if first_step_size is not None or later_step_size is not None:
         schedule = (
-            meta_test_baselines.check_step_size(
-                "first_step_size", meta_test_baselines.DEFAULT_FIRST_STEP_SIZE
+            comparison.check_step_size(
+                "first_step_size", comparison.DEFAULT_FIRST_STEP_SIZE
                 if first_step_size is None else first_step_size),
-            meta_test_baselines.check_step_size(
-                "later_step_size", meta_test_baselines.DEFAULT_LATER_STEP_SIZE
+            comparison.check_step_size(
+                "later_step_size", comparison.DEFAULT_LATER_STEP_SIZE
                 if later_step_size is None else later_step_size),
         )
     notes = []
@@ -164,7 +165,7 @@ def evaluate_run(
             continue
         other = evaluation.read_run_params(other_run)
         if label == "pretrained":
-            note = meta_test_baselines.pretrained_budget_note(other, params)
+            note = comparison.pretrained_budget_note(other, params)
             notes += [f"pretrained: {note}"] if note else []
         env_config = dataclasses.replace(config, oracle=True) if oracle else config
         runs.append((label, env_config, _metarl_config(other), other_run))
@@ -252,7 +253,7 @@ def check_runs(
                                      ("oracle", oracle_run, True)):
         if other_run is not None:
             other = evaluation.read_run_params(other_run)
-            meta_test_baselines.check_baseline_params(f"--{label}_run {other_run}", other,
+            comparison.check_baseline_params(f"--{label}_run {other_run}", other,
                                                       config.env, oracle)
             _metarl_config(other)
             evaluation.find_checkpoint_dir(other_run)
@@ -270,7 +271,7 @@ def _adapt_and_evaluate(setup: evaluation.EvaluationSetup, tasks: list[Any],
     if schedule is None:
         return evaluation.evaluate_adaptation(setup.algo, setup.policy, setup.sampler,
                                               setup.sample_processor, tasks, num_adapt_steps)
-    with meta_test_baselines.ScheduledStepSizes(setup.algo, *schedule) as algo:
+    with comparison.ScheduledStepSizes(setup.algo, *schedule) as algo:
         return evaluation.evaluate_adaptation(algo, setup.policy, setup.sampler,
                                               setup.sample_processor, tasks, num_adapt_steps)
 
@@ -301,7 +302,7 @@ def format_table(results: dict[str, Any]) -> str:
     lines = [" | ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in rows]
     lines.insert(1, "-+-".join("-" * w for w in widths))
     lines.append(f"Average return, mean +- std over {results['n_tasks']} held-out tasks; "
-                 f"{meta_test_baselines.step_size_description(results)}.")
+                 f"{comparison.step_size_description(results)}.")
     return "\n".join(lines + evaluation.success_rate_lines(results))
 
 
@@ -441,7 +442,7 @@ def main(argv: Sequence[str] | None = None) -> str:
     atomic_write_json(os.path.join(output_dir, "meta_test.json"), results)
     atomic_write_bytes(os.path.join(output_dir, "meta_test.csv"), to_csv(results).encode())
     atomic_write_bytes(os.path.join(output_dir, "meta_test.md"),
-                       meta_test_baselines.to_markdown(results).encode())
+                       comparison.to_markdown(results).encode())
     plot_results(results, os.path.join(output_dir, "meta_test.png"), args.error_bars)
     print(format_table(results))
     for note in results["notes"]:
@@ -455,4 +456,4 @@ if __name__ == "__main__":
     try:
         main()
     except (ValueError, FileNotFoundError) as error:
-        sys.exit(f"meta_test.py: error: {error}")
+        sys.exit(f"meta_testing.py: error: {error}")

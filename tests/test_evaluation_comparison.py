@@ -1,5 +1,5 @@
 """The MAML paper's meta-test baselines: 0-step training, the oracle env, the step-size schedule,
-and ``meta_test.py`` with all four policies."""
+and ``meta_testing.py`` with all four policies."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from meta_policy_search import evaluation, meta_test_baselines
+from meta_policy_search import evaluation
 from meta_policy_search.envs import PointEnvRandGoal, make_env, normalize
 from meta_policy_search.envs.batched.base import make_batched_env
 from meta_policy_search.envs.oracle_env import OracleEnv, task_features
+from meta_policy_search.evaluation import comparison
 from meta_policy_search.experiment.algorithms import ProMPPointMassConfig as PointConfig
 from meta_policy_search.experiment.algorithms import make_promp as make_algo
 from meta_policy_search.experiment.registry import ALGORITHMS
@@ -24,7 +25,7 @@ from meta_policy_search.meta_algos.base import MAMLAlgo
 
 EXPERIMENTS_DIR = os.path.join(os.path.dirname(__file__), os.pardir, "experiments")
 sys.path.insert(0, EXPERIMENTS_DIR)
-import meta_test  # noqa: E402
+import meta_testing  # noqa: E402
 from promp_run_point_mass import main as train_point_mass  # noqa: E402
 
 sys.path.remove(EXPERIMENTS_DIR)
@@ -182,7 +183,7 @@ def test_first_and_later_steps_use_their_own_step_sizes():
         grads = tape.gradient(loss, [params[n] for n in names])
         return {n: params[n].numpy() - alpha * g.numpy() for n, g in zip(names, grads)}
 
-    with meta_test_baselines.ScheduledStepSizes(algo, 0.1, 0.05) as scheduled:
+    with comparison.ScheduledStepSizes(algo, 0.1, 0.05) as scheduled:
         for alpha in (0.1, 0.05, 0.05):
             samples = setup.sample_processor.process_samples(setup.sampler.obtain_samples())
             expected = manual_step(alpha, samples)
@@ -194,9 +195,9 @@ def test_first_and_later_steps_use_their_own_step_sizes():
     for variable in algo.step_sizes.values():  # the run's own step sizes are put back
         np.testing.assert_allclose(variable.numpy(), 0.3)
     with pytest.raises(ValueError, match="later_step_size must be a finite number > 0, got 0"):
-        meta_test_baselines.ScheduledStepSizes(algo, 0.1, 0)
+        comparison.ScheduledStepSizes(algo, 0.1, 0)
     with pytest.raises(RuntimeError, match="context manager"):
-        meta_test_baselines.ScheduledStepSizes(algo, 0.1, 0.05).adapt_policy(samples)
+        comparison.ScheduledStepSizes(algo, 0.1, 0.05).adapt_policy(samples)
 
 
 # ---------------------------------------------------------------------------- random init is worst
@@ -211,7 +212,7 @@ def test_random_init_is_worse_than_the_oracle(tmp_path):
                     "--n_itr", "15", "--meta_batch_size", "8", "--rollouts_per_meta_task", "8",
                     "--max_path_length", "30", "--hidden_sizes", "32", "--seed", "1",
                     "--learning_rate", "0.01")
-    results = meta_test.evaluate_run(run_dir, n_tasks=10, num_adapt_steps=0)
+    results = meta_testing.evaluate_run(run_dir, n_tasks=10, num_adapt_steps=0)
     trained = results["policies"]["promp"][0]["mean_return"]
     random_init = results["policies"]["random-init"][0]["mean_return"]
     assert trained > random_init + 4.0, (trained, random_init)
@@ -220,7 +221,7 @@ def test_random_init_is_worse_than_the_oracle(tmp_path):
 # ---------------------------------------------------------------------------- the CLI
 def test_cli_compares_all_four_policies(runs, tmp_path, capsys):
     output_dir = str(tmp_path / "out")
-    meta_test.main([runs["meta"], "--n_tasks", "3", "--num_adapt_steps", "2",
+    meta_testing.main([runs["meta"], "--n_tasks", "3", "--num_adapt_steps", "2",
                     "--rollouts_per_task", "2", "--pretrained_run", runs["pretrained"],
                     "--oracle_run", runs["oracle"], "--output_dir", output_dir,
                     "--first_step_size", "0.1", "--later_step_size", "0.05"])
@@ -247,19 +248,19 @@ def test_baseline_runs_are_checked(runs, tmp_path, capsys):
     for argv, message in [(["--later_step_size", "0"], "--later_step_size 0.0: must be a finite"),
                           (["--oracle_run", str(tmp_path)], f"--oracle_run {tmp_path}: no params")]:
         with pytest.raises(SystemExit) as error:  # before TensorFlow work, nothing written
-            meta_test.main([runs["meta"], "--output_dir", str(tmp_path / "out"), *argv])
+            meta_testing.main([runs["meta"], "--output_dir", str(tmp_path / "out"), *argv])
         assert error.value.code == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
     with pytest.raises(ValueError, match="--oracle_run .*oracle=False, expected oracle=True"):
-        meta_test.evaluate_run(runs["meta"], n_tasks=1, num_adapt_steps=0,
+        meta_testing.evaluate_run(runs["meta"], n_tasks=1, num_adapt_steps=0,
                                oracle_run=runs["pretrained"])
     with pytest.raises(ValueError, match="--pretrained_run .*oracle=True, expected oracle=False"):
-        meta_test.evaluate_run(runs["meta"], n_tasks=1, num_adapt_steps=0,
+        meta_testing.evaluate_run(runs["meta"], n_tasks=1, num_adapt_steps=0,
                                pretrained_run=runs["oracle"])
     with pytest.raises(ValueError, match="env is 'MetaPointEnvCorner', expected 'PointEnvRandGoal'"):
-        meta_test_baselines.check_baseline_params("--oracle_run x", {"env": "MetaPointEnvCorner"},
+        comparison.check_baseline_params("--oracle_run x", {"env": "MetaPointEnvCorner"},
                                                   "PointEnvRandGoal")
-    note = meta_test_baselines.pretrained_budget_note(
+    note = comparison.pretrained_budget_note(
         {"n_itr": 2, "num_inner_grad_steps": 0, "meta_batch_size": 4,
          "rollouts_per_meta_task": 4, "max_path_length": 20},
         {"n_itr": 2, "num_inner_grad_steps": 1, "meta_batch_size": 4,
@@ -274,27 +275,38 @@ def test_cli_adapts_with_the_runs_own_inner_lr_and_prints_mean_and_std(tmp_path,
     output_dir = tmp_path / "out"
     common = ["--n_tasks", "3", "--num_adapt_steps", "2", "--rollouts_per_task", "2",
               "--no_random_init"]
-    meta_test.main([run_dir, *common, "--output_dir", str(output_dir)])
+    meta_testing.main([run_dir, *common, "--output_dir", str(output_dir)])
     console = capsys.readouterr().out
     with open(output_dir / "meta_test.json") as f:
         results = json.load(f)
     assert (results["first_step_size"], results["later_step_size"]) == (None, None)
     own = [s["mean_return"] for s in results["policies"]["promp"]]
     # The same tasks and episodes adapted with 0.05 at every step give the same numbers ...
-    explicit = meta_test.evaluate_run(run_dir, n_tasks=3, num_adapt_steps=2, rollouts_per_task=2,
+    explicit = meta_testing.evaluate_run(run_dir, n_tasks=3, num_adapt_steps=2, rollouts_per_task=2,
                                       random_init=False, first_step_size=0.05,
                                       later_step_size=0.05)
     np.testing.assert_allclose(own, [s["mean_return"] for s in explicit["policies"]["promp"]])
     # ... and the paper's schedule (0.1 first) other ones after the first step.
-    paper = meta_test.evaluate_run(run_dir, n_tasks=3, num_adapt_steps=2, rollouts_per_task=2,
+    paper = meta_testing.evaluate_run(run_dir, n_tasks=3, num_adapt_steps=2, rollouts_per_task=2,
                                    random_init=False, first_step_size=0.1, later_step_size=0.05)
     assert own[0] == paper["policies"]["promp"][0]["mean_return"]
     assert not np.isclose(own[1], paper["policies"]["promp"][1]["mean_return"])
     md = (output_dir / "meta_test.md").read_text()
     assert "the run's own step sizes (inner_lr 0.05)" in md
-    assert "learned step sizes (initial inner_lr 0.05)" in meta_test_baselines.step_size_description(
+    assert "learned step sizes (initial inner_lr 0.05)" in comparison.step_size_description(
         {**results, "trainable_inner_step_size": True})
     assert "mean +- std over 3 held-out tasks; the run's own step sizes (inner_lr 0.05)" in console
     for step in results["policies"]["promp"]:  # each console cell is the markdown table's cell
         cell = f"{step['mean_return']:.2f} +- {step['std_return']:.2f}"
         assert cell in console and cell in md
+
+
+def test_the_old_module_path_still_imports():
+    """``meta_policy_search.meta_test_baselines`` was this module's path: old imports still work."""
+    import importlib
+
+    sys.modules.pop("meta_policy_search.meta_test_baselines", None)
+    with pytest.warns(DeprecationWarning, match="evaluation.comparison"):
+        old = importlib.import_module("meta_policy_search.meta_test_baselines")
+    assert old.ScheduledStepSizes is comparison.ScheduledStepSizes
+    assert old.DEFAULT_FIRST_STEP_SIZE == comparison.DEFAULT_FIRST_STEP_SIZE
