@@ -6,39 +6,22 @@ import csv
 import json
 import math
 import os
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
+from tiny_runs import meta_testing, train_tiny_point_mass
 
 from meta_policy_search import evaluation
 from meta_policy_search.experiment.algorithms import ProMPPointMassConfig as PointConfig
 from meta_policy_search.experiment.algorithms import make_promp as make_algo
 from meta_policy_search.experiment.runner import build_sample_processor
 
-EXPERIMENTS_DIR = os.path.join(os.path.dirname(__file__), os.pardir, "experiments")
-sys.path.insert(0, EXPERIMENTS_DIR)
-import meta_testing  # noqa: E402
-from promp_run_point_mass import main as train_point_mass  # noqa: E402
-
-sys.path.remove(EXPERIMENTS_DIR)
-
-TINY_RUN = [
-    "--n_itr", "2", "--meta_batch_size", "4", "--rollouts_per_meta_task", "4",
-    "--max_path_length", "20", "--hidden_sizes", "8", "--log_formats", "csv", "--seed", "3",
-]
-
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
-    from meta_policy_search.utils import logger
-
     path = str(tmp_path_factory.mktemp("runs") / "point")
-    try:
-        train_point_mass(TINY_RUN + ["--dump_path", path])
-    finally:
-        logger.reset()
+    train_tiny_point_mass(path)
     return path
 
 

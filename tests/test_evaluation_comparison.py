@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
+from tiny_runs import meta_testing, train_tiny_point_mass
 
 from meta_policy_search import evaluation
 from meta_policy_search.envs import PointEnvRandGoal, make_env, normalize
@@ -23,35 +24,15 @@ from meta_policy_search.experiment.registry import ALGORITHMS
 from meta_policy_search.experiment.runner import build_sample_processor
 from meta_policy_search.meta_algos.base import MAMLAlgo
 
-EXPERIMENTS_DIR = os.path.join(os.path.dirname(__file__), os.pardir, "experiments")
-sys.path.insert(0, EXPERIMENTS_DIR)
-import meta_testing  # noqa: E402
-from promp_run_point_mass import main as train_point_mass  # noqa: E402
-
-sys.path.remove(EXPERIMENTS_DIR)
-
-TINY_RUN = [
-    "--n_itr", "2", "--meta_batch_size", "4", "--rollouts_per_meta_task", "4",
-    "--max_path_length", "20", "--hidden_sizes", "8", "--log_formats", "csv", "--seed", "3",
-]
-
-
-def train(path, *extra):
-    from meta_policy_search.utils import logger
-
-    try:
-        return train_point_mass(TINY_RUN + list(extra) + ["--dump_path", str(path)])
-    finally:
-        logger.reset()
-
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("baseline_runs")
     return {
-        "meta": train(root / "meta"),
-        "pretrained": train(root / "pretrained", "--num_inner_grad_steps", "0", "--n_itr", "4"),
-        "oracle": train(root / "oracle", "--num_inner_grad_steps", "0", "--oracle", "true"),
+        "meta": train_tiny_point_mass(root / "meta"),
+        "pretrained": train_tiny_point_mass(root / "pretrained", "--num_inner_grad_steps", "0",
+                                            "--n_itr", "4"),
+        "oracle": train_tiny_point_mass(root / "oracle", "--num_inner_grad_steps", "0", "--oracle", "true"),
     }
 
 
@@ -208,7 +189,7 @@ def test_random_init_is_worse_than_the_oracle(tmp_path):
     oracle -3.67 / -3.71 / -3.68 against random init -11.0 / -10.3 / -10.3 for seeds 1 / 2 / 3.
     The threshold asks for 4 better: a policy that did not learn to use the goal fails it.
     """
-    run_dir = train(tmp_path / "oracle", "--num_inner_grad_steps", "0", "--oracle", "true",
+    run_dir = train_tiny_point_mass(tmp_path / "oracle", "--num_inner_grad_steps", "0", "--oracle", "true",
                     "--n_itr", "15", "--meta_batch_size", "8", "--rollouts_per_meta_task", "8",
                     "--max_path_length", "30", "--hidden_sizes", "32", "--seed", "1",
                     "--learning_rate", "0.01")
@@ -271,7 +252,7 @@ def test_baseline_runs_are_checked(runs, tmp_path, capsys):
 def test_cli_adapts_with_the_runs_own_inner_lr_and_prints_mean_and_std(tmp_path, capsys):
     """A run trained at inner_lr 0.05 is meta-tested at 0.05 for every step, not at the MAML
     paper's 0.1 / 0.05 schedule; the console gives the statistics of meta_test.md (mean +- std)."""
-    run_dir = train(tmp_path / "run", "--inner_lr", "0.05")
+    run_dir = train_tiny_point_mass(tmp_path / "run", "--inner_lr", "0.05")
     output_dir = tmp_path / "out"
     common = ["--n_tasks", "3", "--num_adapt_steps", "2", "--rollouts_per_task", "2",
               "--no_random_init"]
