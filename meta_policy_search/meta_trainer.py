@@ -285,17 +285,18 @@ class Trainer:
         if hasattr(self.sampler, "get_state"):
             # The sampler seeds the env's task RNG and draws the tasks: its state holds the RNG.
             state["sampler"] = self.sampler.get_state()
-        else:
-            state["env_task_rng"] = self._env_task_rng().bit_generator.state
+        elif (task_rng := self._env_task_rng()) is not None:
+            state["env_task_rng"] = task_rng.bit_generator.state
         baseline = getattr(self.sample_processor, "baseline", None)
         if baseline is not None and hasattr(baseline, "get_param_values"):
             state["baseline"] = baseline.get_param_values()
         return state
 
-    def _env_task_rng(self) -> np.random.Generator:
+    def _env_task_rng(self) -> np.random.Generator | None:
         """The env's task RNG, through the MetaEnv's public ``task_rng`` (of the innermost env:
-        a gymnasium wrapper does not forward attributes)."""
-        return getattr(self.env, "unwrapped", self.env).task_rng
+        a gymnasium wrapper does not forward attributes); ``None`` for an env without one."""
+        task_rng = getattr(getattr(self.env, "unwrapped", self.env), "task_rng", None)
+        return task_rng if isinstance(task_rng, np.random.Generator) else None
 
     def save(
         self, itr: int, checkpoint_dir: str | None = None, extra_state: dict[str, Any] | None = None
@@ -364,8 +365,8 @@ class Trainer:
             # Restores the env's task RNG too. Older checkpoints also hold a copy of it as
             # env_task_rng, the same state: not read.
             cast(Any, self.sampler).set_state(state["sampler"])
-        elif "env_task_rng" in state:
-            self._env_task_rng().bit_generator.state = state["env_task_rng"]
+        elif "env_task_rng" in state and (task_rng := self._env_task_rng()) is not None:
+            task_rng.bit_generator.state = state["env_task_rng"]
         if "baseline" in state:
             cast(Any, self.sample_processor).baseline.set_param_values(state["baseline"])
         self.start_itr = int(state["itr"]) + 1
