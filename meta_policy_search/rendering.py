@@ -30,6 +30,7 @@ import numpy as np
 
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.types import Task
+from meta_policy_search.utils.validation import check_positive_int
 
 TRACKING_CAMERA = "track"
 """The camera of gymnasium's planar robots (half-cheetah, hopper, walker) that follows the body;
@@ -93,8 +94,7 @@ def make_render_env(
     from meta_policy_search.envs import make_env, normalize
 
     for name, value in (("width", width), ("height", height)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        check_positive_int(name, value)
     try:
         env = make_env(env_name, render_mode="rgb_array", **(env_kwargs or {}))
     except TypeError as error:  # a constructor without render_mode
@@ -154,8 +154,7 @@ def render_episode(
         raise ValueError(f"policy must hold one task's parameters (task_slice(i, i + 1)), got "
                          f"{policy.num_tasks} tasks")
     for name, value in (("max_path_length", max_path_length), ("frame_every", frame_every)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        check_positive_int(name, value)
     env.set_task(task)
     observation, _ = env.reset(seed=int(seed))
     action_dim = int(policy.params["log_std"].shape[-1])
