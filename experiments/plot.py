@@ -81,10 +81,13 @@ def layout(
     return [(key, [(group, key, group) for group in groups]) for key in keys]
 
 
-def y_label(groups: dict[str, list[LoggedRun]]) -> str:
-    """The y-axis label: mean +- std over seeds only when some configuration has several."""
+def y_label(groups: dict[str, list[LoggedRun]], keys: Sequence[str] = ()) -> str:
+    """The y-axis label: "return" when every key is a return (else "value", e.g. a success
+    rate, whose panel title names it); mean +- std over seeds only when some configuration has
+    several."""
+    quantity = "return" if all("Return" in key for key in keys) else "value"
     seeds = max((len(runs) for runs in groups.values()), default=1)
-    return "return (mean \u00b1 std over seeds)" if seeds > 1 else "return (one seed)"
+    return f"{quantity} (mean \u00b1 std over seeds)" if seeds > 1 else f"{quantity} (one seed)"
 
 
 def plot(
@@ -135,7 +138,7 @@ def plot(
         ax.set_xlabel(x_key)
         ax.xaxis.set_major_formatter(EngFormatter(sep=""))  # 100k, not 100000
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel(y_label(groups))
+    axes[0][0].set_ylabel(y_label(groups, keys))
     handles, labels = axes[0][0].get_legend_handles_labels()
     for ax in axes[0][1:]:  # a group may lack the first key: collect every labelled line once
         for handle, label in zip(*ax.get_legend_handles_labels()):

@@ -162,6 +162,17 @@ def test_one_seed_run_draws_pre_and_post_update_on_one_axis_without_a_seed_band(
     assert len(plot.layout(groups, keys, one_axis=False)) == 2  # --panel_per_key
 
 
+def test_a_success_rate_panel_is_not_labelled_a_return(tmp_path):
+    """Meta-World's Step_k-SuccessRate beside the returns: the shared y label says "value"."""
+    make_run(tmp_path / "quick", rows_for([-40, -39], [-30, -20], 100),
+             {"algo": "promp", "env": "PointEnvRandGoal", "seed": 1})
+    groups = curves.group_runs(curves.find_runs([str(tmp_path)]))
+    assert plot.y_label(groups, ["Step_0-AverageReturn", "Step_1-AverageReturn"]) == (
+        "return (one seed)")
+    assert plot.y_label(groups, ["Step_1-SuccessRate", "Step_1-AverageReturn"]) == (
+        "value (one seed)")
+
+
 def test_several_configurations_get_a_panel_per_key(runs_root):
     groups = curves.group_runs(curves.find_runs([str(runs_root)]))
     keys = ["Step_0-AverageReturn", "Step_1-AverageReturn"]
