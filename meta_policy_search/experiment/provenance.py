@@ -21,7 +21,8 @@ from meta_policy_search.utils.serialization import atomic_write_json
 PROVENANCE_FILE = "provenance.json"
 """In a run directory: the list of launch records, oldest first."""
 
-RECORDED_PACKAGES = ("meta_policy_search", "tensorflow", "numpy", "gymnasium", "mujoco", "ray")
+RECORDED_PACKAGES = ("meta_policy_search", "tensorflow", "numpy", "gymnasium", "mujoco", "ray",
+                     "metaworld")
 """Packages whose installed versions a launch record lists (``None`` when not installed)."""
 
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
