@@ -1,7 +1,26 @@
-"""Config parsing of the run scripts: CLI and config-file layers, ``params.json``, resume checks.
+"""Config parsing of the run scripts: command line -> validated config; ``params.json``.
 
-See :mod:`meta_policy_search.experiment.runner` for the override precedence. Nothing here imports
-TensorFlow, so a bad command line fails in well under a second, before anything is written.
+:func:`parse_command_line` is where every setting gets its value and is validated, once. Override
+precedence, lowest first:
+
+1. the config class's defaults (a run config of
+   :mod:`~meta_policy_search.experiment.algorithms` included);
+2. the paper config of (algorithm, env) from ``paper_configs.json``
+   (:func:`~meta_policy_search.experiment.paper.paper_overrides`): only fields the config class
+   has, and not the fields its run config redeclares (a script's own choices are never
+   replaced); skipped when ``paper_config`` is false (the quick-start script's default) or the
+   paper did not run the env. The env is the one chosen by the flags, else the config file,
+   else the class default;
+3. ``--config_file`` JSON;
+4. command-line flags ``--<field> <value>``.
+
+With ``--resume`` the run's ``params.json`` (complete and resolved) replaces 1 and 2; the config
+file and flags still apply on top, and only the fields of
+:data:`~meta_policy_search.experiment.configs.RESUME_CHANGEABLE` may differ. ``params.json``
+records the resolved config, the algorithm (``algo``) and the paper-config entry that was applied
+(``paper_config_entry``: algorithm, env, the fields it set and the script-owned fields it left
+alone; ``null`` if none). Nothing here imports TensorFlow, so a bad command line fails in well
+under a second, before anything is written.
 """
 
 from __future__ import annotations
@@ -25,6 +44,7 @@ from meta_policy_search.experiment.configs import (
     RESERVED_KEYS,
     RESUME_CHANGEABLE,
     env_settings,
+    validate_config,
 )
 from meta_policy_search.experiment.paper import paper_overrides
 from meta_policy_search.utils.serialization import atomic_write_json
@@ -255,11 +275,13 @@ def parse_command_line(
             paper config's section; ``None`` applies no paper config.
 
     Returns:
-        The config, ``resume`` and the paper entry applied.
+        The validated config (not yet resolved, see :func:`resolve_config`), ``resume`` and the
+        paper entry applied.
 
     Raises:
-        ConfigError: on unknown flags or config-file keys (naming them), unparsable values, or
-            ``--resume`` without ``--dump_path``.
+        ConfigError: on unknown flags or config-file keys (naming them), unparsable values,
+            ``--resume`` without ``--dump_path`` or changing a fixed setting, and invalid values
+            (every message of :func:`~meta_policy_search.experiment.configs.validate_config`).
     """
     args, unknown = make_parser(config_cls).parse_known_args(argv)
     if unknown:
@@ -269,25 +291,38 @@ def parse_command_line(
            for k, v in vars(args).items() if k not in ("config_file", "resume")}
     file_values = load_json(args.config_file) if args.config_file else {}
     if args.resume:
-        if "dump_path" not in cli:
-            raise ConfigError("--resume needs --dump_path (the run directory to continue)")
-        params_path = os.path.join(cli["dump_path"], "params.json")
-        if not os.path.isfile(params_path):
-            raise ConfigError(
-                f"--resume --dump_path {cli['dump_path']}: no params.json there, so no run to "
-                "continue; drop --resume to start a new run"
-            )
-        stored_values = load_json(params_path)
-        stored = config_from_dict(config_cls, stored_values, source=params_path)
-        entry = stored_values.get("paper_config_entry")
-        config = config_from_dict(config_cls, file_values, base=stored, source=args.config_file)
-        config = dataclasses.replace(config, **cli)
-        changes = check_resume_changes(stored, config, params_path)
-        return ParsedCommandLine(config, True, entry, changes)
-    config, entry = _paper_config_base(config_cls, algo_name, [cli, file_values])
-    if file_values:
-        config = config_from_dict(config_cls, file_values, base=config, source=args.config_file)
-    return ParsedCommandLine(dataclasses.replace(config, **cli), False, entry)
+        parsed = _parse_resumed(config_cls, cli, file_values, args.config_file)
+    else:
+        config, entry = _paper_config_base(config_cls, algo_name, [cli, file_values])
+        if file_values:
+            config = config_from_dict(config_cls, file_values, base=config,
+                                      source=args.config_file)
+        parsed = ParsedCommandLine(dataclasses.replace(config, **cli), False, entry)
+    errors = validate_config(parsed.config)
+    if errors:
+        raise ConfigError(*errors)
+    return parsed
+
+
+def _parse_resumed(
+    config_cls: type, cli: dict[str, Any], file_values: dict[str, Any], config_file: str | None
+) -> ParsedCommandLine:
+    """The ``--resume`` layers: the run's ``params.json``, then the config file and flags, with
+    the changes checked (:func:`check_resume_changes`)."""
+    if "dump_path" not in cli:
+        raise ConfigError("--resume needs --dump_path (the run directory to continue)")
+    params_path = os.path.join(cli["dump_path"], "params.json")
+    if not os.path.isfile(params_path):
+        raise ConfigError(
+            f"--resume --dump_path {cli['dump_path']}: no params.json there, so no run to "
+            "continue; drop --resume to start a new run"
+        )
+    stored_values = load_json(params_path)
+    stored = config_from_dict(config_cls, stored_values, source=params_path)
+    config = config_from_dict(config_cls, file_values, base=stored, source=config_file)
+    config = dataclasses.replace(config, **cli)
+    changes = check_resume_changes(stored, config, params_path)
+    return ParsedCommandLine(config, True, stored_values.get("paper_config_entry"), changes)
 
 
 def check_resume_changes(stored: Any, requested: Any, params_path: str) -> tuple[str, ...]:
