@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 from meta_policy_search.experiment import runner as experiment
+from meta_policy_search.experiment.components import derive_seeds
 from meta_policy_search.experiment.runner import (
     ENV_SETTINGS,
     ConfigError,
     MetaRLConfig,
     ProMPConfig,
     config_from_dict,
-    derive_seeds,
     field_docs,
     load_json,
     parse_config,

@@ -6,15 +6,22 @@ script's own choices, which the paper config leaves alone
 (:func:`~meta_policy_search.experiment.paper.script_fields`: any class outside
 ``configs``, hence this separate module). The registry
 (:mod:`~meta_policy_search.experiment.registry`) pairs each with its ``make_*`` builder of
-:mod:`~meta_policy_search.experiment.runner`, re-exported here under their old names.
+:mod:`~meta_policy_search.experiment.runner`; those and the sample-processor builders of
+:mod:`~meta_policy_search.experiment.components` are re-exported here under their old paths.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from meta_policy_search.experiment.configs import (
+from meta_policy_search.experiment.components import (  # noqa: F401 - re-exported
+    build_dice_sample_processor,
+    build_sample_processor,
+    resolved_horizon,
+)
+from meta_policy_search.experiment.configs import (  # noqa: F401 - MetaRLConfig re-exported
     DiceMAMLConfig,
+    MetaRLConfig,
     PPOMAMLConfig,
     ProMPConfig,
     TRPOMAMLConfig,

@@ -6,11 +6,11 @@ One place for the mapping that ``reproduce.py`` (which script runs ``lvc_vpg``?)
 scripts (which entry does ``promp_run_mujoco.py`` pass to
 :func:`~meta_policy_search.experiment.runner.run_algorithm`?) look up by name. Data: apart from
 :func:`run_script`, kept for callers of the old entry point, nothing here parses or forwards a
-command line. An algorithm is a run config class
-(:mod:`~meta_policy_search.experiment.algorithms`), a ``make_algo`` and a sample-processor builder
-(:mod:`~meta_policy_search.experiment.runner`) plus config overrides: LVC-VPG is VPG-MAML with
-``--inner_type likelihood_ratio``, so its runs
-record ``"algo": "vpg_maml"`` (the run name, which also selects the paper-config section) and
+command line. An algorithm is a run config class (:mod:`~meta_policy_search.experiment.algorithms`),
+a ``make_algo`` (:mod:`~meta_policy_search.experiment.runner`) and a sample-processor builder
+(:mod:`~meta_policy_search.experiment.components`, or the runner's for TRPO-MAML) plus config
+overrides: LVC-VPG is VPG-MAML with ``--inner_type likelihood_ratio``, so its runs record
+``"algo": "vpg_maml"`` (the run name, which also selects the paper-config section) and
 ``"inner_type": "likelihood_ratio"`` in ``params.json``.
 
 Legend names are those of the ProMP paper's figures (``paper_reference.csv``); ``DiCE-VPG`` in
@@ -28,10 +28,13 @@ from typing import Any
 
 from meta_policy_search.experiment import algorithms as alg
 from meta_policy_search.experiment import runner as build
-from meta_policy_search.experiment.runner import (
+from meta_policy_search.experiment.components import (
     build_dice_sample_processor,
     build_sample_processor,
+)
+from meta_policy_search.experiment.runner import (  # noqa: F401 - run_experiment re-exported
     run_algorithm,
+    run_experiment,
 )
 
 EXPERIMENTS_DIR = os.path.join(

@@ -19,8 +19,16 @@ import tempfile
 import typing
 from typing import Any
 
-from meta_policy_search.experiment.config_parsing import ConfigError
-from meta_policy_search.experiment.configs import ENV_SPEC_SEPARATOR
+from meta_policy_search.experiment.config_parsing import (  # noqa: F401 - re-exported
+    ConfigError,
+    ParsedCommandLine,
+    parse_command_line,
+    resolve_config,
+)
+from meta_policy_search.experiment.configs import (  # noqa: F401 - re-exported
+    ENV_SPEC_SEPARATOR,
+    validate_config,
+)
 
 
 def exit_with_config_error(error: ConfigError) -> typing.NoReturn:
@@ -265,3 +273,12 @@ def check_writable_dir(path: str, flag: str) -> None:
         raise ConfigError(
             f"{flag} {path}: cannot write in {existing} ({error.strerror or error})"
         ) from None
+
+
+def __getattr__(name: str) -> Any:
+    """``prepare_run`` and ``PreparedRun`` under their old path (their module imports this one)."""
+    if name in ("prepare_run", "PreparedRun"):
+        from meta_policy_search.experiment import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,13 +1,13 @@
-"""The run scripts' runner: check the command line, build every component of a run, train.
+"""The run scripts' runner: check the command line, build the meta-algorithm and the run, train.
 
 A run script passes its registry entry (:mod:`~meta_policy_search.experiment.registry`) to
 :func:`run_algorithm`, which calls :func:`run_experiment` with the entry's config class and
 builders. :func:`prepare_run` turns the command line into a validated config
 (:func:`~meta_policy_search.experiment.config_parsing.parse_command_line`, which documents the
 override precedence) and checks the env and the run directory
-(:mod:`~meta_policy_search.experiment.run_checks`, given plain values); then the env, policy,
-sampler, sample processor and meta-algorithm are built here by explicit calls, one ``build_*``
-or ``make_*`` per component, and handed to the
+(:mod:`~meta_policy_search.experiment.run_checks`, given plain values); then the meta-algorithm
+is built here (one ``make_*`` per algorithm), the env, policy, sampler and sample processor by
+the ``build_*`` of :mod:`~meta_policy_search.experiment.components`, and all are handed to the
 :class:`~meta_policy_search.meta_trainer.Trainer`. Nothing is imported from TensorFlow until
 every check has passed.
 """
@@ -19,8 +19,17 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
+from meta_policy_search.experiment.components import (  # noqa: F401 - re-exported
+    build_baseline,
+    build_callbacks,
+    build_dice_sample_processor,
+    build_env,
+    build_policy,
+    build_sample_processor,
+    build_sampler,
+    derive_seeds,
+    resolved_horizon,
+)
 from meta_policy_search.experiment.config_parsing import (  # noqa: F401 - re-exported
     ConfigError,
     ParsedCommandLine,
@@ -47,177 +56,18 @@ from meta_policy_search.experiment.configs import (  # noqa: F401 - re-exported
 )
 from meta_policy_search.experiment.paper import describe_paper_entry
 from meta_policy_search.experiment.provenance import record_launch
-from meta_policy_search.experiment.run_checks import (  # noqa: F401 - ConfigExit re-exported
+from meta_policy_search.experiment.run_checks import (  # noqa: F401 - re-exported
     ConfigExit,
     RunDir,
     check_env,
     check_run_dir,
     check_unchanged,
+    check_writable_dir,
     exit_with_config_error,
     make_run_dir,
 )
 from meta_policy_search.experiment.run_lock import acquire_run_lock
 from meta_policy_search.utils.quiet_tf import import_tensorflow
-
-
-# ---------------------------------------------------------------------------- builders
-def derive_seeds(seed: int) -> dict[str, int]:
-    """Independent seeds for each component, derived from the root ``seed``.
-
-    The sampler's seed also seeds the env's task distribution (``MetaSampler`` calls
-    ``env.seed_tasks``). The first of the four words drawn was once an env seed that the sampler
-    then overwrote; it is still drawn and skipped, so every run keeps its seeds.
-
-    Returns:
-        ``{'sampler', 'policy', 'tf'}`` -> int32 seeds (via ``np.random.SeedSequence``).
-    """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    words = np.random.SeedSequence(int(seed)).generate_state(4, dtype=np.uint32)[1:]
-    return {k: int(w) % (2**31 - 1) for k, w in zip(("sampler", "policy", "tf"), words)}
-
-
-def build_env(config: MetaRLConfig) -> Any:
-    """The env ``config.env`` (normalized unless ``normalization_scale`` is None, with the task in
-    the observation if ``config.oracle``). Its tasks are seeded by the sampler
-    (:func:`build_sampler`)."""
-    from meta_policy_search.envs import make_env, normalize
-
-    env = make_env(config.env, **config.env_kwargs)
-    if config.normalization_scale is not None:
-        env = normalize(env, normalization_scale=config.normalization_scale)
-    if config.oracle:
-        from meta_policy_search.envs.oracle_env import OracleEnv
-
-        env = OracleEnv(env)
-    return env
-
-
-def build_policy(config: MetaRLConfig, env: Any, seed: int) -> Any:
-    """A ``MetaGaussianMLPPolicy`` sized for ``env``'s observation and action spaces."""
-    from meta_policy_search.policies import MetaGaussianMLPPolicy
-
-    return MetaGaussianMLPPolicy(
-        meta_batch_size=config.meta_batch_size,
-        obs_dim=int(np.prod(env.observation_space.shape)),
-        action_dim=int(np.prod(env.action_space.shape)),
-        hidden_sizes=tuple(config.hidden_sizes),
-        learn_std=config.learn_std,
-        init_std=config.init_std,
-        hidden_nonlinearity=config.hidden_nonlinearity,
-        seed=seed,
-    )
-
-
-def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any:
-    """A ``MetaSampler`` with the config's batch sizes, horizon, sampling mode and executor.
-
-    The values were checked when the config was parsed
-    (:func:`~meta_policy_search.experiment.configs.validate_config`); a config built otherwise
-    gets ``MetaSampler``'s own ``ValueError``.
-    """
-    from meta_policy_search.samplers import MetaSampler
-
-    return MetaSampler(
-        env=env,
-        policy=policy,
-        rollouts_per_meta_task=config.rollouts_per_meta_task,
-        meta_batch_size=config.meta_batch_size,
-        max_path_length=resolved_horizon(config),
-        envs_per_task=config.envs_per_task,
-        n_parallel=config.n_parallel,
-        seed=seed,
-        executor=config.executor,
-        ray_address=config.ray_address,
-        sampling_mode=config.sampling_mode,
-        nonfinite_samples=config.nonfinite_samples,
-        timeout=_sampler_timeout(config.sampler_timeout),
-    )
-
-
-def _sampler_timeout(seconds: float | None) -> float | str | None:
-    """``MetaSampler``'s ``timeout`` for ``--sampler_timeout``: none means automatic, 0 none."""
-    if seconds is None:
-        from meta_policy_search.samplers.meta_sampler import AUTO_TIMEOUT
-
-        return AUTO_TIMEOUT
-    return float(seconds) if seconds > 0 else None
-
-
-def resolved_horizon(config: MetaRLConfig) -> int:
-    """``config.max_path_length`` after :func:`resolve_config` filled it in from the env table.
-
-    Raises:
-        ConfigError: if it is still ``None``.
-    """
-    if config.max_path_length is None:
-        raise ConfigError("max_path_length is None: resolve the config with resolve_config() first")
-    return int(config.max_path_length)
-
-
-def build_baseline(config: MetaRLConfig) -> Any:
-    """The baseline class named by ``config.baseline``, default-constructed."""
-    from meta_policy_search import baselines
-
-    names = [name for name in baselines.__all__ if name != "Baseline"]  # not the abstract base
-    if config.baseline not in names:
-        raise ValueError(f"baseline must be one of {names}, got {config.baseline!r}")
-    return getattr(baselines, config.baseline)()
-
-
-def build_sample_processor(config: MetaRLConfig) -> Any:
-    """A ``MetaSampleProcessor`` (returns, baseline, GAE, advantage normalization)."""
-    from meta_policy_search.samplers import MetaSampleProcessor
-
-    return MetaSampleProcessor(
-        baseline=build_baseline(config),
-        discount=config.discount,
-        gae_lambda=config.gae_lambda,
-        normalize_adv=config.normalize_adv,
-        positive_adv=config.positive_adv,
-    )
-
-
-def build_dice_sample_processor(config: MetaRLConfig) -> Any:
-    """A ``DiceSampleProcessor`` (adds the baseline-adjusted rewards of the DiCE objective).
-
-    The returns and GAE advantages use ``config.baseline``; the adjusted rewards use
-    ``config.dice_baseline`` (configs without that field, e.g. TRPO-MAML's with
-    ``--inner_type dice``: ``LinearTimeBaseline``, the original's).
-
-    Raises:
-        ValueError: if a baseline name is not a class of ``meta_policy_search.baselines``.
-    """
-    from meta_policy_search import baselines
-    from meta_policy_search.samplers import DiceSampleProcessor
-
-    dice_baseline = getattr(config, "dice_baseline", "LinearTimeBaseline")
-    names = [name for name in baselines.__all__ if name != "Baseline"]  # not the abstract base
-    if dice_baseline not in names:
-        raise ValueError(f"dice_baseline must be one of {names}, got {dice_baseline!r}")
-    return DiceSampleProcessor(
-        baseline=build_baseline(config),
-        max_path_length=resolved_horizon(config),
-        discount=config.discount,
-        gae_lambda=config.gae_lambda,
-        normalize_adv=config.normalize_adv,
-        positive_adv=config.positive_adv,
-        reward_baseline=getattr(baselines, dice_baseline)(),
-    )
-
-
-def build_callbacks(
-    config: Any, make_callbacks: Callable[[Any], Sequence[Any]] | None = None
-) -> tuple[Any, ...]:
-    """The Trainer's callbacks: the script's (``make_callbacks(config)``), then a
-    :class:`~meta_policy_search.best_checkpoint.BestCheckpointCallback` if ``--keep_best``."""
-    from meta_policy_search.best_checkpoint import BestCheckpointCallback, best_checkpoint_dir
-
-    callbacks = tuple(make_callbacks(config)) if make_callbacks is not None else ()
-    if config.keep_best is not None:
-        best_dir = best_checkpoint_dir(config.dump_path)
-        callbacks += (BestCheckpointCallback(config.keep_best, best_dir),)
-    return callbacks
 
 
 # ---------------------------------------------------------------------------- algorithms
