@@ -76,6 +76,7 @@ def build_trainer(algo_key: str, flags: list[str], seed: int = 1) -> Any:
     """A Trainer built as ``run_experiment`` builds it (no logger outputs, no checkpoints)."""
     import tensorflow as tf
 
+    from meta_policy_search.experiment import components
     from meta_policy_search.experiment import runner as experiment
     from meta_policy_search.experiment.registry import get_algorithm
     from meta_policy_search.meta_trainer import Trainer
@@ -84,11 +85,11 @@ def build_trainer(algo_key: str, flags: list[str], seed: int = 1) -> Any:
     config, _ = experiment.parse_config(
         algorithm.config_cls, flags + ["--seed", str(seed)], algorithm.run_name)
     config = experiment.resolve_config(config, algorithm.run_name)
-    seeds = experiment.derive_seeds(config.seed)
+    seeds = components.derive_seeds(config.seed)
     tf.random.set_seed(seeds["tf"])
-    env = experiment.build_env(config)
-    policy = experiment.build_policy(config, env, seeds["policy"])
-    sampler = experiment.build_sampler(config, env, policy, seeds["sampler"])
+    env = components.build_env(config)
+    policy = components.build_policy(config, env, seeds["policy"])
+    sampler = components.build_sampler(config, env, policy, seeds["sampler"])
     trainer = Trainer(
         algo=algorithm.make_algo(config, policy), env=env, sampler=sampler,
         sample_processor=algorithm.make_sample_processor(config), policy=policy, n_itr=1 << 30,

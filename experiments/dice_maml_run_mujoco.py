@@ -8,12 +8,13 @@ The inner and outer objectives are DiCE's magic-box objective; samples are proce
 
 from __future__ import annotations
 
-from meta_policy_search.experiment.registry import run_script
+from meta_policy_search.experiment.registry import get_algorithm
+from meta_policy_search.experiment.runner import run_algorithm
 
 
 def main(argv: list[str] | None = None) -> str:
     """Run the experiment from command-line arguments; return the run directory."""
-    return run_script("dice_maml", argv)
+    return run_algorithm(get_algorithm("dice_maml"), argv)
 
 
 if __name__ == "__main__":

@@ -7,12 +7,13 @@ Usage::
 
 from __future__ import annotations
 
-from meta_policy_search.experiment.registry import run_script
+from meta_policy_search.experiment.registry import get_algorithm
+from meta_policy_search.experiment.runner import run_algorithm
 
 
 def main(argv: list[str] | None = None) -> str:
     """Run the experiment from command-line arguments; return the run directory."""
-    return run_script("e_maml_vpg", argv)
+    return run_algorithm(get_algorithm("e_maml_vpg"), argv)
 
 
 if __name__ == "__main__":

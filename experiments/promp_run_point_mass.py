@@ -9,12 +9,13 @@ Small enough to show learning in a few minutes on 2 CPU cores (``make train``)::
 from __future__ import annotations
 
 from meta_policy_search.experiment.algorithms import ProMPPointMassConfig
-from meta_policy_search.experiment.registry import run_script
+from meta_policy_search.experiment.registry import get_algorithm
+from meta_policy_search.experiment.runner import run_algorithm
 
 
 def main(argv: list[str] | None = None) -> str:
     """Run the experiment from command-line arguments; return the run directory."""
-    return run_script("promp", argv, config_cls=ProMPPointMassConfig)
+    return run_algorithm(get_algorithm("promp"), argv, config_cls=ProMPPointMassConfig)
 
 
 if __name__ == "__main__":

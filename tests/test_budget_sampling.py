@@ -346,8 +346,8 @@ def test_build_sampler_plumbs_and_validates_sampling_mode():
     import dataclasses
 
     from meta_policy_search.envs import PointEnvRandGoal, normalize
-    from meta_policy_search.experiment.configs import validate_config
-    from meta_policy_search.experiment.runner import MetaRLConfig, build_sampler
+    from meta_policy_search.experiment.components import build_sampler
+    from meta_policy_search.experiment.configs import MetaRLConfig, validate_config
 
     config = MetaRLConfig(env="PointEnvRandGoal", meta_batch_size=2, rollouts_per_meta_task=2,
                           max_path_length=5, executor="iterative", sampling_mode="budget")

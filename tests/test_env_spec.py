@@ -23,7 +23,7 @@ from meta_policy_search.envs.env_spec import (
 )
 from meta_policy_search.experiment.config_parsing import ConfigError, resolve_config
 from meta_policy_search.experiment.configs import ProMPConfig
-from meta_policy_search.experiment.run_checks import prepare_run
+from meta_policy_search.experiment.runner import prepare_run
 
 EXPERIMENTS_DIR = os.path.join(os.path.dirname(__file__), os.pardir, "experiments")
 SPEC = "user_envs:PointLineGoalEnv"

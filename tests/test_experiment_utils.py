@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 from meta_policy_search.experiment import runner as experiment
+from meta_policy_search.experiment.components import derive_seeds
 from meta_policy_search.experiment.runner import (
     ENV_SETTINGS,
+    ConfigError,
     MetaRLConfig,
     ProMPConfig,
     config_from_dict,
-    derive_seeds,
     field_docs,
     load_json,
     parse_config,
@@ -385,7 +386,10 @@ def test_exploration_type_flag_reaches_the_algorithm(scripts, name):
         policy = MetaGaussianMLPPolicy(2, 2, 2, hidden_sizes=(4,), seed=0, dtype=tf.float64)
         algo = scripts[name].make_algo(config, policy)
         assert algo.exploration and algo.exploration_type == exploration_type
-    config, _ = parse_config(scripts[name].Config, flags + ["--exploration_type", "bogus"])
+    with pytest.raises(ConfigError, match="--exploration_type bogus: must be one of"):
+        parse_config(scripts[name].Config, flags + ["--exploration_type", "bogus"])
+    # A config built without parsing still meets the algorithm's own check.
+    config = dataclasses.replace(config, exploration_type="bogus")
     policy = MetaGaussianMLPPolicy(2, 2, 2, hidden_sizes=(4,), seed=0, dtype=tf.float64)
     with pytest.raises(ValueError, match="exploration_type must be one of"):
         scripts[name].make_algo(config, policy)

@@ -47,23 +47,24 @@ def test_callback_rejects_bad_settings(tmp_path, every, rounds):
 
 def build_trainer(rollouts: int, seed: int = 3):
     """A small LVC-VPG trainer on 2-D navigation, built as the run scripts build it."""
-    from meta_policy_search.experiment import runner as experiment
+    from meta_policy_search.experiment import components
+    from meta_policy_search.experiment.config_parsing import parse_config
     from meta_policy_search.experiment.registry import get_algorithm
     from meta_policy_search.meta_trainer import Trainer
 
     algorithm = get_algorithm("lvc_vpg")
-    config, _ = experiment.parse_config(algorithm.config_cls, [
+    config, _ = parse_config(algorithm.config_cls, [
         "--env", "PointEnvRandGoal", "--meta_batch_size", "2", "--rollouts_per_meta_task",
         str(rollouts), "--max_path_length", "20", "--num_inner_grad_steps", "1",
         "--inner_type", "likelihood_ratio", "--paper_config", "false", "--executor", "iterative",
         "--hidden_sizes", "16,16", "--seed", str(seed), "--dump_path", "/tmp/unused",
     ], "vpg_maml")
-    seeds = experiment.derive_seeds(config.seed)
-    env = experiment.build_env(config)
-    policy = experiment.build_policy(config, env, seeds["policy"])
-    sampler = experiment.build_sampler(config, env, policy, seeds["sampler"])
+    seeds = components.derive_seeds(config.seed)
+    env = components.build_env(config)
+    policy = components.build_policy(config, env, seeds["policy"])
+    sampler = components.build_sampler(config, env, policy, seeds["sampler"])
     return Trainer(algo=algorithm.make_algo(config, policy), env=env, sampler=sampler,
-                   sample_processor=experiment.build_sample_processor(config), policy=policy,
+                   sample_processor=components.build_sample_processor(config), policy=policy,
                    n_itr=1, num_inner_grad_steps=1)
 
 

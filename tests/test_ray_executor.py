@@ -180,8 +180,9 @@ def test_resolve_executor():
 def test_meta_sampler_ray_end_to_end_with_the_tensorflow_policy():
     """Config with ``--executor ray`` -> build_sampler -> same samples as the iterative one."""
     pytest.importorskip("tensorflow")
+    from meta_policy_search.experiment.components import build_sampler
+    from meta_policy_search.experiment.config_parsing import parse_config
     from meta_policy_search.experiment.configs import MetaRLConfig
-    from meta_policy_search.experiment.runner import build_sampler, parse_config
     from meta_policy_search.policies import MetaGaussianMLPPolicy
 
     policy = MetaGaussianMLPPolicy(3, 2, 2, hidden_sizes=(8,), seed=0)

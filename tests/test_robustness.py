@@ -228,7 +228,7 @@ def test_stopped_worker_fails_after_the_automatic_timeout(monkeypatch):
 
 @pytest.mark.parametrize(("flag", "expected"), [(None, "auto"), (0.0, None), (30.0, 30.0)])
 def test_sampler_timeout_flag(flag, expected):
-    from meta_policy_search.experiment.runner import _sampler_timeout
+    from meta_policy_search.experiment.components import _sampler_timeout
 
     assert _sampler_timeout(flag) == expected
 

@@ -171,7 +171,8 @@ def test_the_lock_is_free_again_once_released(tmp_path):
 
 def test_a_checkpoint_written_between_the_checks_and_the_lock_is_refused(tmp_path):
     from meta_policy_search.experiment.algorithms import ProMPPointMassConfig
-    from meta_policy_search.experiment.run_checks import check_unchanged, prepare_run
+    from meta_policy_search.experiment.run_checks import check_unchanged
+    from meta_policy_search.experiment.runner import prepare_run
 
     run_dir = tmp_path / "run"
     prepared = prepare_run(ProMPPointMassConfig, "promp", ["--dump_path", str(run_dir)])
@@ -181,4 +182,4 @@ def test_a_checkpoint_written_between_the_checks_and_the_lock_is_refused(tmp_pat
     (run_dir / "checkpoints" / "latest").write_text("itr_000000")
     with pytest.raises(ConfigError, match=r"another run wrote a checkpoint there \(iteration 0\) "
                        "while this one was starting"):
-        check_unchanged(prepared)
+        check_unchanged(prepared.run_dir)

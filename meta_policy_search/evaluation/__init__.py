@@ -304,7 +304,7 @@ def build_evaluation(
     Raises:
         ValueError: if ``n_tasks`` or ``rollouts_per_task`` is not a positive integer.
     """
-    from meta_policy_search.experiment.runner import (
+    from meta_policy_search.experiment.components import (
         build_env,
         build_policy,
         build_sampler,

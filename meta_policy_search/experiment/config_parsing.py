@@ -1,7 +1,14 @@
-"""Config parsing of the run scripts: CLI and config-file layers, ``params.json``, resume checks.
+"""Config parsing of the run scripts: command line -> validated config; ``params.json``.
 
-See :mod:`meta_policy_search.experiment.runner` for the override precedence. Nothing here imports
-TensorFlow, so a bad command line fails in well under a second, before anything is written.
+:func:`parse_command_line` is where every setting gets its value and is validated, once. Each
+layer overrides the ones before it: the config class's defaults; the paper's values for the
+(algorithm, env) (:func:`~meta_policy_search.experiment.paper.paper_overrides`, unless
+``paper_config`` is false; the env is the flags', else the config file's, else the default; never
+the fields a run config redeclares); ``--config_file`` JSON; the flags ``--<field> <value>``.
+With ``--resume`` the run's ``params.json`` replaces the first two
+(:mod:`~meta_policy_search.experiment.resume_parsing`). ``params.json`` records the resolved
+config, the algorithm and the paper entry applied. Nothing here imports TensorFlow, so a bad
+command line fails in well under a second, before anything is written.
 """
 
 from __future__ import annotations
@@ -20,11 +27,12 @@ import typing
 from collections.abc import Sequence
 from typing import Any
 
-from meta_policy_search.experiment.configs import (
+from meta_policy_search.experiment.configs import (  # noqa: F401 - RESUME_CHANGEABLE re-exported
     DEFAULT_MAX_PATH_LENGTH,
     RESERVED_KEYS,
     RESUME_CHANGEABLE,
     env_settings,
+    validate_config,
 )
 from meta_policy_search.experiment.paper import paper_overrides
 from meta_policy_search.utils.serialization import atomic_write_json
@@ -239,7 +247,8 @@ class ParsedCommandLine:
     (:func:`~meta_policy_search.experiment.paper.paper_overrides`; with ``--resume``, the one the run's
     ``params.json`` recorded), or ``None``."""
     resume_changes: tuple[str, ...] = ()
-    """With ``--resume``: the fields (all in :data:`RESUME_CHANGEABLE`) whose requested value
+    """With ``--resume``: the fields (all in
+    :data:`~meta_policy_search.experiment.configs.RESUME_CHANGEABLE`) whose requested value
     differs from the run's ``params.json``; ``params.json`` is rewritten only to record these."""
 
 
@@ -255,11 +264,13 @@ def parse_command_line(
             paper config's section; ``None`` applies no paper config.
 
     Returns:
-        The config, ``resume`` and the paper entry applied.
+        The validated config (not yet resolved, see :func:`resolve_config`), ``resume`` and the
+        paper entry applied.
 
     Raises:
-        ConfigError: on unknown flags or config-file keys (naming them), unparsable values, or
-            ``--resume`` without ``--dump_path``.
+        ConfigError: on unknown flags or config-file keys (naming them), unparsable values,
+            ``--resume`` without ``--dump_path`` or changing a fixed setting, and invalid values
+            (every message of :func:`~meta_policy_search.experiment.configs.validate_config`).
     """
     args, unknown = make_parser(config_cls).parse_known_args(argv)
     if unknown:
@@ -269,85 +280,26 @@ def parse_command_line(
            for k, v in vars(args).items() if k not in ("config_file", "resume")}
     file_values = load_json(args.config_file) if args.config_file else {}
     if args.resume:
-        if "dump_path" not in cli:
-            raise ConfigError("--resume needs --dump_path (the run directory to continue)")
-        params_path = os.path.join(cli["dump_path"], "params.json")
-        if not os.path.isfile(params_path):
-            raise ConfigError(
-                f"--resume --dump_path {cli['dump_path']}: no params.json there, so no run to "
-                "continue; drop --resume to start a new run"
-            )
-        stored_values = load_json(params_path)
-        stored = config_from_dict(config_cls, stored_values, source=params_path)
-        entry = stored_values.get("paper_config_entry")
-        config = config_from_dict(config_cls, file_values, base=stored, source=args.config_file)
-        config = dataclasses.replace(config, **cli)
-        changes = check_resume_changes(stored, config, params_path)
-        return ParsedCommandLine(config, True, entry, changes)
-    config, entry = _paper_config_base(config_cls, algo_name, [cli, file_values])
-    if file_values:
-        config = config_from_dict(config_cls, file_values, base=config, source=args.config_file)
-    return ParsedCommandLine(dataclasses.replace(config, **cli), False, entry)
+        # Imported here: resume_parsing builds on this module.
+        from meta_policy_search.experiment.resume_parsing import parse_resumed
 
-
-def check_resume_changes(stored: Any, requested: Any, params_path: str) -> tuple[str, ...]:
-    """The fields ``requested`` changes relative to the run's ``stored`` config, if allowed.
-
-    Resuming replays the stored run exactly; only the fields of :data:`RESUME_CHANGEABLE`
-    (iterations, logging, where and how sampling runs, fault handling) may differ.
-
-    Args:
-        stored: the config read from ``params_path``.
-        requested: the config after the config file and flags were applied on top of it.
-        params_path: named in the error message.
-
-    Returns:
-        The names of the changed fields (all changeable), in field order.
-
-    Raises:
-        ConfigError: naming every other changed field with its requested and stored values.
-    """
-    changed = [
-        field.name for field in dataclasses.fields(stored)
-        if getattr(stored, field.name) != getattr(requested, field.name)
-    ]
-    refused = [name for name in changed if name not in RESUME_CHANGEABLE]
-    if refused:
-        raise ConfigError(*[
-            f"--resume: --{name} {_show(getattr(requested, name))} differs from the run's "
-            f"stored value {_show(getattr(stored, name))} ({params_path}) and cannot change in "
-            f"a resumed run; drop the flag, or start a new run with another --dump_path"
-            for name in refused
-        ])
-    return tuple(changed)
-
-
-def _show(value: Any) -> str:
-    """A config value as it would be typed on the command line."""
-    if isinstance(value, tuple):
-        return ",".join(str(v) for v in value) if value else "[]"
-    if isinstance(value, (dict, bool)) or value is None:
-        return json.dumps(value)
-    return str(value)
+        parsed = parse_resumed(config_cls, cli, file_values, args.config_file)
+    else:
+        config, entry = _paper_config_base(config_cls, algo_name, [cli, file_values])
+        if file_values:
+            config = config_from_dict(config_cls, file_values, base=config,
+                                      source=args.config_file)
+        parsed = ParsedCommandLine(dataclasses.replace(config, **cli), False, entry)
+    errors = validate_config(parsed.config)
+    if errors:
+        raise ConfigError(*errors)
+    return parsed
 
 
 def parse_config(
     config_cls: type, argv: Sequence[str] | None = None, algo_name: str | None = None
 ) -> tuple[Any, bool]:
-    """Parse the command line into a config: :func:`parse_command_line` without the entry.
-
-    Args:
-        config_cls: the script's config dataclass.
-        argv: arguments without the program name; ``None`` reads ``sys.argv``.
-        algo_name: selects the paper config's section; ``None`` applies no paper config.
-
-    Returns:
-        ``(config, resume)``.
-
-    Raises:
-        ConfigError: on unknown flags or config-file keys (naming them), unparsable values, or
-            ``--resume`` without ``--dump_path``.
-    """
+    """``(config, resume)`` of :func:`parse_command_line` (same arguments and errors)."""
     parsed = parse_command_line(config_cls, argv, algo_name)
     return parsed.config, parsed.resume
 
@@ -449,3 +401,12 @@ def write_params(
     path = os.path.join(dump_path, "params.json")
     atomic_write_json(path, config_to_dict(config, algo_name, paper_config_entry))
     return path
+
+
+def __getattr__(name: str) -> Any:
+    """``check_resume_changes`` under its old path (its module imports this one)."""
+    if name == "check_resume_changes":
+        from meta_policy_search.experiment import resume_parsing
+
+        return resume_parsing.check_resume_changes
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,11 +5,12 @@ code's ``experiments/all_envs_eval`` sweeps) shares across environments. What th
 per environment and algorithm (horizon, inner step size and steps, hidden sizes, ProMP's PPO
 steps and KL penalty, budget sampling) lives in the package data file ``paper_configs.json``
 (:mod:`meta_policy_search.experiment.paper`) and is applied on top of these defaults by
-:func:`meta_policy_search.experiment.runner.parse_config` unless ``paper_config`` is false. The run
-configs of :mod:`~meta_policy_search.experiment.algorithms` subclass these classes to change a
-default (e.g. E-MAML sets ``exploration = True``); a field a run config redeclares keeps its
-value over the paper config. Every field is a command-line flag (see
-:mod:`meta_policy_search.experiment.runner`).
+:func:`meta_policy_search.experiment.config_parsing.parse_command_line` unless ``paper_config``
+is false. The run configs of :mod:`~meta_policy_search.experiment.algorithms` subclass these
+classes to change a default (e.g. E-MAML sets ``exploration = True``); a field a run config
+redeclares keeps its value over the paper config. Every field is a command-line flag (see
+:mod:`meta_policy_search.experiment.config_parsing`), checked once when the command line is
+parsed (:func:`validate_config`).
 """
 
 from __future__ import annotations
@@ -290,7 +291,7 @@ def _one_of(choices: tuple[str, ...] | Callable[[], Any]) -> Rule:
 
 ENV_SPEC_SEPARATOR = ":"
 """A user env is ``package.module:ClassName`` (as in ``meta_policy_search.envs.env_spec``, which
-:func:`~meta_policy_search.experiment.run_checks.prepare_run` uses to import and check it; only the
+:func:`~meta_policy_search.experiment.run_checks.check_env` uses to import and check it; only the
 syntax is checked here, without importing gymnasium)."""
 
 FIELD_RULES: dict[str, Rule] = {

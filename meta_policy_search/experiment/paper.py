@@ -17,7 +17,7 @@ provenance:
 
     :func:`paper_entry` merges them (``common`` < ``all`` < ``ALGO``; an algorithm without a
     section of its own takes the one :data:`SECTION_FALLBACKS` names, e.g. PPO-MAML ProMP's);
-    :func:`meta_policy_search.experiment.runner.parse_config` applies the result between the
+    :func:`meta_policy_search.experiment.config_parsing.parse_command_line` applies the result between the
     config class's defaults and ``--config_file``.
 ``paper_reference.csv``
     The post-update returns read off the paper's learning-curve figures, with their reading

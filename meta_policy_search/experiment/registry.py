@@ -2,11 +2,15 @@
 
 One place for the mapping that ``reproduce.py`` (which script runs ``lvc_vpg``?), ``plot.py``
 (which paper curve belongs to a run's ``params.json``?), ``meta_testing.py`` and
-``gradient_variance.py`` (which config class and ``make_algo`` rebuild a run?) need, and the
-shared entry point of the run scripts (:func:`run_script`). An algorithm is a config class, a
-``make_algo`` and a sample-processor builder (:mod:`~meta_policy_search.experiment.algorithms`)
-plus config overrides: LVC-VPG is VPG-MAML with ``--inner_type likelihood_ratio``, so its runs
-record ``"algo": "vpg_maml"`` (the run name, which also selects the paper-config section) and
+``gradient_variance.py`` (which config class and ``make_algo`` rebuild a run?) and the run
+scripts (which entry does ``promp_run_mujoco.py`` pass to
+:func:`~meta_policy_search.experiment.runner.run_algorithm`?) look up by name. Data: apart from
+:func:`run_script`, kept for callers of the old entry point, nothing here parses or forwards a
+command line. An algorithm is a run config class (:mod:`~meta_policy_search.experiment.algorithms`),
+a ``make_algo`` (:mod:`~meta_policy_search.experiment.runner`) and a sample-processor builder
+(:mod:`~meta_policy_search.experiment.components`, or the runner's for TRPO-MAML) plus config
+overrides: LVC-VPG is VPG-MAML with ``--inner_type likelihood_ratio``, so its runs record
+``"algo": "vpg_maml"`` (the run name, which also selects the paper-config section) and
 ``"inner_type": "likelihood_ratio"`` in ``params.json``.
 
 Legend names are those of the ProMP paper's figures (``paper_reference.csv``); ``DiCE-VPG`` in
@@ -23,9 +27,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from meta_policy_search.experiment import algorithms as alg
-from meta_policy_search.experiment.runner import (
+from meta_policy_search.experiment import runner as build
+from meta_policy_search.experiment.components import (
     build_dice_sample_processor,
     build_sample_processor,
+)
+from meta_policy_search.experiment.runner import (  # noqa: F401 - run_experiment re-exported
+    run_algorithm,
     run_experiment,
 )
 
@@ -90,45 +98,39 @@ class Algorithm:
 _LVC = (("inner_type", "likelihood_ratio"),)
 
 ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
-    Algorithm("promp", "promp_run_mujoco", "promp", "ProMP", "ProMP", alg.ProMPRunConfig, alg.make_promp),
+    Algorithm("promp", "promp_run_mujoco", "promp", "ProMP", "ProMP", alg.ProMPRunConfig, build.make_promp),
     Algorithm("trpo_maml", "trpo_maml_run_mujoco", "trpo_maml", "MAML-TRPO", "TRPOMAML",
-              alg.TRPOMAMLRunConfig, alg.make_trpo_maml, alg.make_trpo_maml_sample_processor),
+              alg.TRPOMAMLRunConfig, build.make_trpo_maml, build.make_trpo_maml_sample_processor),
     Algorithm("e_maml_trpo", "e_maml_trpo_run_mujoco", "e_maml_trpo", "E-MAML-TRPO", "TRPOMAML",
-              alg.EMAMLTRPORunConfig, alg.make_trpo_maml, alg.make_trpo_maml_sample_processor),
+              alg.EMAMLTRPORunConfig, build.make_trpo_maml, build.make_trpo_maml_sample_processor),
     Algorithm("lvc_trpo", "trpo_maml_run_mujoco", "trpo_maml", "LVC-TRPO", "TRPOMAML",
-              alg.TRPOMAMLRunConfig, alg.make_trpo_maml, alg.make_trpo_maml_sample_processor,
+              alg.TRPOMAMLRunConfig, build.make_trpo_maml, build.make_trpo_maml_sample_processor,
               _LVC),
     Algorithm("vpg_maml", "vpg_maml_run_mujoco", "vpg_maml", "MAML-VPG", "VPGMAML",
-              alg.VPGMAMLRunConfig, alg.make_vpg_maml),
+              alg.VPGMAMLRunConfig, build.make_vpg_maml),
     Algorithm("e_maml_vpg", "e_maml_vpg_run_mujoco", "e_maml_vpg", "E-MAML-VPG", "VPGMAML",
-              alg.EMAMLVPGRunConfig, alg.make_vpg_maml),
+              alg.EMAMLVPGRunConfig, build.make_vpg_maml),
     Algorithm("lvc_vpg", "vpg_maml_run_mujoco", "vpg_maml", "LVC-VPG", "VPGMAML",
-              alg.VPGMAMLRunConfig, alg.make_vpg_maml, overrides=_LVC),
+              alg.VPGMAMLRunConfig, build.make_vpg_maml, overrides=_LVC),
     Algorithm("ppo_maml", "ppo_maml_run_mujoco", "ppo_maml", "PPO-MAML", "PPOMAML",
-              alg.PPOMAMLRunConfig, alg.make_ppo_maml),
+              alg.PPOMAMLRunConfig, build.make_ppo_maml),
     Algorithm("dice_maml", "dice_maml_run_mujoco", "dice_maml", "DiCE-VPG", "DICEMAML",
-              alg.DiceMAMLRunConfig, alg.make_dice_maml, build_dice_sample_processor),
+              alg.DiceMAMLRunConfig, build.make_dice_maml, build_dice_sample_processor),
     Algorithm("vpg_dice", "vpg_dice_run_mujoco", "vpg_dice", "VPG-DiCE", "VPG_DICEMAML",
-              alg.VPGDiceRunConfig, alg.make_vpg_dice, build_dice_sample_processor),
+              alg.VPGDiceRunConfig, build.make_vpg_dice, build_dice_sample_processor),
 )}
 """Registry name -> :class:`Algorithm`."""
 
 
 def run_script(name: str, argv: Sequence[str] | None = None, config_cls: type | None = None) -> str:
-    """The run scripts' ``main``: train algorithm ``name`` from command-line arguments.
-
-    Args:
-        name: a registry name without overrides (e.g. ``'trpo_maml'``).
-        argv: arguments without the program name; ``None`` reads ``sys.argv``.
-        config_cls: the config class instead of the entry's (the quick-start script's
-            :class:`~meta_policy_search.experiment.algorithms.ProMPPointMassConfig`).
+    """``run_algorithm(get_algorithm(name), argv, config_cls)``: train algorithm ``name`` from
+    command-line arguments (the run scripts call
+    :func:`~meta_policy_search.experiment.runner.run_algorithm` themselves).
 
     Returns:
         The run directory.
     """
-    algorithm = get_algorithm(name)
-    return run_experiment(config_cls or algorithm.config_cls, algorithm.run_name,
-                          algorithm.make_algo, algorithm.make_sample_processor, argv=argv)
+    return run_algorithm(get_algorithm(name), argv, config_cls)
 
 
 def get_algorithm(name: str) -> Algorithm:

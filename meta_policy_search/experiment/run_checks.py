@@ -1,10 +1,12 @@
-"""The checks a run script makes before it loads TensorFlow or writes anything.
+"""The checks of the env and the run directory a run makes before it loads TensorFlow or writes.
 
-:func:`prepare_run` parses the command line (:mod:`~meta_policy_search.experiment.config_parsing`),
-validates every value, checks the env arguments and the run directory, and says whether a
-``--resume`` has anything left to do. Every problem is a
-:class:`~meta_policy_search.experiment.config_parsing.ConfigError`, which the scripts print as one
-``error:`` line per problem with exit status 2.
+Each takes plain values (an env name, a directory), never the config: the settings themselves
+were validated when the command line was parsed
+(:func:`~meta_policy_search.experiment.config_parsing.parse_command_line`).
+:func:`~meta_policy_search.experiment.runner.prepare_run` calls :func:`check_env` and
+:func:`check_run_dir`, which also says whether a ``--resume`` has anything left to do. Every
+problem is a :class:`~meta_policy_search.experiment.config_parsing.ConfigError`, which the
+scripts print as one ``error:`` line per problem with exit status 2.
 """
 
 from __future__ import annotations
@@ -12,113 +14,154 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import sys
 import tempfile
-from collections.abc import Sequence
+import typing
 from typing import Any
 
-from meta_policy_search.experiment.config_parsing import (
+from meta_policy_search.experiment.config_parsing import (  # noqa: F401 - re-exported
     ConfigError,
     ParsedCommandLine,
     parse_command_line,
     resolve_config,
 )
-from meta_policy_search.experiment.configs import ENV_SPEC_SEPARATOR, validate_config
+from meta_policy_search.experiment.configs import (  # noqa: F401 - re-exported
+    ENV_SPEC_SEPARATOR,
+    validate_config,
+)
+
+
+def exit_with_config_error(error: ConfigError) -> typing.NoReturn:
+    """Print one ``error:`` line per message of ``error`` to stderr and exit with status 2."""
+    for message in error.messages or (str(error),):
+        print(f"error: {message}", file=sys.stderr)
+    raise ConfigExit(str(error))
+
+
+class ConfigExit(SystemExit):
+    """``SystemExit(2)`` after a config error was printed; ``str()`` is the message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def check_env(env: str, env_kwargs: dict[str, Any]) -> None:
+    """Check that ``env`` can be built with ``env_kwargs``, without TensorFlow.
+
+    A user env (``--env package.module:ClassName``) must be importable and follow the MetaEnv
+    protocol; a Meta-World env needs its package; a built-in env given ``env_kwargs`` is built
+    once so that bad arguments fail now.
+
+    Raises:
+        ConfigError: naming the env or its arguments and what was wrong.
+    """
+    from meta_policy_search.envs.metaworld_envs import import_metaworld, is_metaworld_env_name
+
+    if ENV_SPEC_SEPARATOR in env:
+        _check_user_env(env, env_kwargs)
+    elif is_metaworld_env_name(env):
+        try:
+            import_metaworld()
+        except ImportError as error:
+            raise ConfigError(f"--env {env}: {error}") from None
+    elif env_kwargs:
+        _check_env_kwargs(env, env_kwargs)
 
 
 @dataclasses.dataclass(frozen=True)
-class PreparedRun:
-    """A checked command line of a run script: what :func:`prepare_run` returns."""
+class RunDir:
+    """The state of a run directory when it was checked: what :func:`check_run_dir` returns."""
 
-    config: Any
-    """The resolved config (``max_path_length`` and ``dump_path`` filled in)."""
-    parsed: ParsedCommandLine
-    """What :func:`~meta_policy_search.experiment.config_parsing.parse_command_line` read."""
-    checkpoint_dir: str
-    """``<dump_path>/checkpoints``."""
-    last_itr: int | None
-    """With ``--resume``: the iteration of the checkpoint the run continues after."""
+    dump_path: str
+    """The run directory."""
+    resume: bool
+    """``--resume`` was given."""
+    checkpoint_found: int | None
+    """The iteration of its newest checkpoint (``None``: none), for :func:`check_unchanged`."""
     finished: bool = False
     """With ``--resume``: the run has already completed ``n_itr`` iterations (nothing to do)."""
-    checkpoint_found: int | None = None
-    """The iteration of the directory's checkpoint when it was checked (``None``: none), for
-    :func:`check_unchanged` once the run holds the directory's lock."""
+
+    @property
+    def checkpoint_dir(self) -> str:
+        """``<dump_path>/checkpoints``."""
+        return os.path.join(self.dump_path, "checkpoints")
+
+    @property
+    def last_itr(self) -> int | None:
+        """With ``--resume``: the iteration of the checkpoint the run continues after."""
+        return self.checkpoint_found if self.resume else None
 
 
-def prepare_run(
-    config_cls: type, algo_name: str, argv: Sequence[str] | None = None
-) -> PreparedRun:
-    """Parse and check a run script's command line without writing anything or loading TF.
+def check_run_dir(dump_path: str, resume: bool, n_itr: int) -> RunDir:
+    """Check that a run may use ``dump_path``, without writing anything.
 
-    Checks, in order: the flags and config file, every value
-    (:func:`~meta_policy_search.experiment.configs.validate_config`), the resume
-    constraints (:func:`~meta_policy_search.experiment.config_parsing.check_resume_changes`), a user
-    env (``--env package.module:ClassName``: importable, following the MetaEnv protocol, built
-    once), the env arguments and a Meta-World env's package, then the run directory:
     ``dump_path`` must be a writable directory (or creatable) that no other process owns
-    (:mod:`~meta_policy_search.experiment.run_lock`), a new run must not overwrite a
+    (:mod:`~meta_policy_search.experiment.run_lock`); a new run must not overwrite a
     checkpointed one, and a resumed run needs a checkpoint whose ``state.json`` and
     ``state.pkl`` read back (checked here, before anything in the directory changes).
 
     Args:
-        config_cls: the script's config dataclass.
-        algo_name: the algorithm's name (paper config section, default ``dump_path``).
-        argv: arguments without the program name; ``None`` reads ``sys.argv``.
+        dump_path: the run directory.
+        resume: whether the run continues from its checkpoint.
+        n_itr: the run's number of iterations (a resumed run past it has nothing to do).
 
     Returns:
-        The :class:`PreparedRun`.
+        The :class:`RunDir`.
 
     Raises:
-        ConfigError: one message per problem found.
+        ConfigError: one message saying what is wrong and what to do.
     """
-    from meta_policy_search.envs.metaworld_envs import import_metaworld, is_metaworld_env_name
     from meta_policy_search.experiment.run_lock import check_run_owner
 
-    parsed = parse_command_line(config_cls, argv, algo_name)
-    errors = validate_config(parsed.config)
-    if errors:
-        raise ConfigError(*errors)
-    if ENV_SPEC_SEPARATOR in parsed.config.env:
-        _check_user_env(parsed.config.env, parsed.config.env_kwargs)
-    elif is_metaworld_env_name(parsed.config.env):
-        try:
-            import_metaworld()
-        except ImportError as error:
-            raise ConfigError(f"--env {parsed.config.env}: {error}") from None
-    elif parsed.config.env_kwargs:
-        _check_env_kwargs(parsed.config.env, parsed.config.env_kwargs)
-    config = resolve_config(parsed.config, algo_name)
-    _check_dump_path(config.dump_path)
-    check_run_owner(config.dump_path)
-    checkpoint_dir = os.path.join(config.dump_path, "checkpoints")
-    last_itr = _checked_checkpoint(checkpoint_dir, parsed.resume)
-    if not parsed.resume and last_itr is not None:
+    check_writable_dir(dump_path, "--dump_path")
+    check_run_owner(dump_path)
+    found = _checked_checkpoint(os.path.join(dump_path, "checkpoints"), resume)
+    if not resume and found is not None:
         raise ConfigError(
-            f"--dump_path {config.dump_path} already holds a run: pass --resume to continue it, "
+            f"--dump_path {dump_path} already holds a run: pass --resume to continue it, "
             "or choose another --dump_path"
         )
-    if parsed.resume and last_itr is None:
+    if resume and found is None:
         raise ConfigError(
-            f"--resume: {config.dump_path} has no checkpoint yet (the run stopped during its "
+            f"--resume: {dump_path} has no checkpoint yet (the run stopped during its "
             "first iteration); start it again without --resume and with the same flags"
         )
-    finished = parsed.resume and last_itr is not None and last_itr + 1 >= config.n_itr
-    return PreparedRun(config, parsed, checkpoint_dir, last_itr if parsed.resume else None,
-                       finished, last_itr)
+    finished = resume and found is not None and found + 1 >= n_itr
+    return RunDir(dump_path, resume, found, finished)
 
 
-def check_unchanged(prepared: PreparedRun) -> None:
+def check_unchanged(run_dir: RunDir) -> None:
     """Check, once this process holds the run directory's lock, that its checkpoint is still the
-    one :func:`prepare_run` saw: another run may have written one (or finished) in between.
+    one :func:`check_run_dir` saw: another run may have written one (or finished) in between.
 
     Raises:
         ConfigError: if the checkpoint changed, saying to run the command again.
     """
-    found = _checked_checkpoint(prepared.checkpoint_dir, prepared.parsed.resume)
-    if found != prepared.checkpoint_found:
+    found = _checked_checkpoint(run_dir.checkpoint_dir, run_dir.resume)
+    if found != run_dir.checkpoint_found:
         raise ConfigError(
-            f"--dump_path {prepared.config.dump_path}: another run wrote a checkpoint there "
+            f"--dump_path {run_dir.dump_path}: another run wrote a checkpoint there "
             f"(iteration {found}) while this one was starting; run the command again"
         )
+
+
+def make_run_dir(dump_path: str) -> None:
+    """Create ``dump_path`` and check that files can be written in it.
+
+    Raises:
+        ConfigError: if it cannot be created or written (e.g. a read-only file system).
+    """
+    try:
+        os.makedirs(dump_path, exist_ok=True)
+    except OSError as error:
+        raise ConfigError(
+            f"--dump_path {dump_path}: cannot create it ({error.strerror or error})"
+        ) from None
+    check_writable_dir(dump_path, "--dump_path")
 
 
 def _checked_checkpoint(checkpoint_dir: str, resume: bool) -> int | None:
@@ -201,11 +244,6 @@ def _construction_failure(env_kwargs: dict[str, Any], error: Exception) -> str:
             f"{type(error).__name__}: {detail}")
 
 
-def _check_dump_path(dump_path: str) -> None:
-    """Raise a ConfigError if ``dump_path`` is not, and cannot become, a writable directory."""
-    check_writable_dir(dump_path, "--dump_path")
-
-
 def check_writable_dir(path: str, flag: str) -> None:
     """Check that ``path`` is, or can be created as, a directory this process can write in.
 
@@ -235,3 +273,12 @@ def check_writable_dir(path: str, flag: str) -> None:
         raise ConfigError(
             f"{flag} {path}: cannot write in {existing} ({error.strerror or error})"
         ) from None
+
+
+def __getattr__(name: str) -> Any:
+    """``prepare_run`` and ``PreparedRun`` under their old path (their module imports this one)."""
+    if name in ("prepare_run", "PreparedRun"):
+        from meta_policy_search.experiment import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

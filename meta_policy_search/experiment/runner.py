@@ -1,41 +1,35 @@
-"""Shared machinery of the run scripts in ``experiments/``: config, CLI, seeding, builders.
+"""The run scripts' runner: check the command line, build the meta-algorithm and the run, train.
 
-An algorithm is a frozen dataclass config (a subclass of a config in
-:mod:`meta_policy_search.experiment.configs`, with a docstring per field) and a
-``make_algo(config, policy)`` function (:mod:`meta_policy_search.experiment.algorithms`); a run
-script calls :func:`~meta_policy_search.experiment.registry.run_script`, which passes them to
-:func:`run_experiment`. Everything else (parsing, ``params.json``, logger, seeding, building the
-env, policy, sampler and sample processor, resuming) happens here.
-
-Override precedence, lowest first:
-
-1. the config class's defaults (a run config of
-   :mod:`~meta_policy_search.experiment.algorithms` included);
-2. the paper config of (algorithm, env) from ``paper_configs.json``
-   (:func:`~meta_policy_search.experiment.paper.paper_overrides`): only fields the config class
-   has, and not the fields its run config redeclares (a script's own choices are never
-   replaced); skipped when ``paper_config`` is false (the quick-start script's default) or the
-   paper did not run the env. The env is the one chosen by the flags, else the config file,
-   else the class default;
-3. ``--config_file`` JSON;
-4. command-line flags ``--<field> <value>``.
-
-With ``--resume`` the run's ``params.json`` (complete and resolved) replaces 1 and 2; the config
-file and flags still apply on top. ``params.json`` records the resolved config, the algorithm
-(``algo``) and the paper-config entry that was applied (``paper_config_entry``: algorithm, env,
-the fields it set and the script-owned fields it left alone; ``null`` if none).
+A run script passes its registry entry (:mod:`~meta_policy_search.experiment.registry`) to
+:func:`run_algorithm`, which calls :func:`run_experiment` with the entry's config class and
+builders. :func:`prepare_run` turns the command line into a validated config
+(:func:`~meta_policy_search.experiment.config_parsing.parse_command_line`, which documents the
+override precedence) and checks the env and the run directory
+(:mod:`~meta_policy_search.experiment.run_checks`, given plain values); then the meta-algorithm
+is built here (one ``make_*`` per algorithm), the env, policy, sampler and sample processor by
+the ``build_*`` of :mod:`~meta_policy_search.experiment.components`, and all are handed to the
+:class:`~meta_policy_search.meta_trainer.Trainer`. Nothing is imported from TensorFlow until
+every check has passed.
 """
 
 from __future__ import annotations
 
-import os
+import dataclasses
 import sys
-import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
+from meta_policy_search.experiment.components import (  # noqa: F401 - re-exported
+    build_baseline,
+    build_callbacks,
+    build_dice_sample_processor,
+    build_env,
+    build_policy,
+    build_sample_processor,
+    build_sampler,
+    derive_seeds,
+    resolved_horizon,
+)
 from meta_policy_search.experiment.config_parsing import (  # noqa: F401 - re-exported
     ConfigError,
     ParsedCommandLine,
@@ -62,207 +56,201 @@ from meta_policy_search.experiment.configs import (  # noqa: F401 - re-exported
 )
 from meta_policy_search.experiment.paper import describe_paper_entry
 from meta_policy_search.experiment.provenance import record_launch
-from meta_policy_search.experiment.run_checks import (
-    PreparedRun,
+from meta_policy_search.experiment.run_checks import (  # noqa: F401 - re-exported
+    ConfigExit,
+    RunDir,
+    check_env,
+    check_run_dir,
     check_unchanged,
     check_writable_dir,
-    prepare_run,
+    exit_with_config_error,
+    make_run_dir,
 )
 from meta_policy_search.experiment.run_lock import acquire_run_lock
 from meta_policy_search.utils.quiet_tf import import_tensorflow
 
 
-# ---------------------------------------------------------------------------- builders
-def derive_seeds(seed: int) -> dict[str, int]:
-    """Independent seeds for each component, derived from the root ``seed``.
+# ---------------------------------------------------------------------------- algorithms
+def inner_step_arguments(config: MetaRLConfig) -> dict[str, Any]:
+    """The inner-step settings every meta-algorithm takes, as keyword arguments.
 
-    The sampler's seed also seeds the env's task distribution (``MetaSampler`` calls
-    ``env.seed_tasks``). The first of the four words drawn was once an env seed that the sampler
-    then overwrote; it is still drawn and skipped, so every run keeps its seeds.
+    Args:
+        config: any algorithm's config.
 
     Returns:
-        ``{'sampler', 'policy', 'tf'}`` -> int32 seeds (via ``np.random.SeedSequence``).
+        ``inner_lr``, ``meta_batch_size``, ``num_inner_grad_steps``,
+        ``trainable_inner_step_size``, ``first_order`` and ``jit_compile`` from ``config``
+        (checked when the config was parsed, by
+        :class:`~meta_policy_search.meta_algos.inner_step_settings.InnerStepSettings`'s check;
+        the algorithm stores them as that class).
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    words = np.random.SeedSequence(int(seed)).generate_state(4, dtype=np.uint32)[1:]
-    return {k: int(w) % (2**31 - 1) for k, w in zip(("sampler", "policy", "tf"), words)}
-
-
-def build_env(config: MetaRLConfig) -> Any:
-    """The env ``config.env`` (normalized unless ``normalization_scale`` is None, with the task in
-    the observation if ``config.oracle``). Its tasks are seeded by the sampler
-    (:func:`build_sampler`)."""
-    from meta_policy_search.envs import make_env, normalize
-
-    env = make_env(config.env, **config.env_kwargs)
-    if config.normalization_scale is not None:
-        env = normalize(env, normalization_scale=config.normalization_scale)
-    if config.oracle:
-        from meta_policy_search.envs.oracle_env import OracleEnv
-
-        env = OracleEnv(env)
-    return env
-
-
-def build_policy(config: MetaRLConfig, env: Any, seed: int) -> Any:
-    """A ``MetaGaussianMLPPolicy`` sized for ``env``'s observation and action spaces."""
-    from meta_policy_search.policies import MetaGaussianMLPPolicy
-
-    return MetaGaussianMLPPolicy(
+    return dict(
+        inner_lr=config.inner_lr,
         meta_batch_size=config.meta_batch_size,
-        obs_dim=int(np.prod(env.observation_space.shape)),
-        action_dim=int(np.prod(env.action_space.shape)),
-        hidden_sizes=tuple(config.hidden_sizes),
-        learn_std=config.learn_std,
-        init_std=config.init_std,
-        hidden_nonlinearity=config.hidden_nonlinearity,
-        seed=seed,
+        num_inner_grad_steps=config.num_inner_grad_steps,
+        trainable_inner_step_size=config.trainable_inner_step_size,
+        first_order=config.first_order,
+        jit_compile=config.jit_compile,
     )
 
 
-def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any:
-    """A ``MetaSampler`` with the config's batch sizes, horizon, sampling mode and executor.
+def make_promp(config: ProMPConfig, policy: Any) -> Any:
+    """The ProMP meta-algorithm for ``policy``."""
+    from meta_policy_search.meta_algos import ProMP
 
-    The values were checked when the config was parsed
-    (:func:`~meta_policy_search.experiment.configs.validate_config`); a config built otherwise
-    gets ``MetaSampler``'s own ``ValueError``.
-    """
-    from meta_policy_search.samplers import MetaSampler
+    return ProMP(
+        policy,
+        **inner_step_arguments(config),
+        learning_rate=config.learning_rate,
+        num_ppo_steps=config.num_ppo_steps,
+        num_minibatches=config.num_minibatches,
+        clip_eps=config.clip_eps,
+        target_inner_step=config.target_inner_step,
+        init_inner_kl_penalty=config.init_inner_kl_penalty,
+        adaptive_inner_kl_penalty=config.adaptive_inner_kl_penalty,
+        anneal_factor=config.anneal_factor,
+    )
 
-    return MetaSampler(
-        env=env,
-        policy=policy,
-        rollouts_per_meta_task=config.rollouts_per_meta_task,
-        meta_batch_size=config.meta_batch_size,
+
+def make_ppo_maml(config: PPOMAMLConfig, policy: Any) -> Any:
+    """The PPO-MAML meta-algorithm for ``policy``."""
+    from meta_policy_search.meta_algos import PPOMAML
+
+    return PPOMAML(
+        policy,
+        **inner_step_arguments(config),
+        learning_rate=config.learning_rate,
+        num_ppo_steps=config.num_ppo_steps,
+        num_minibatches=config.num_minibatches,
+        clip_eps=config.clip_eps,
+        inner_type=config.inner_type,
+    )
+
+
+def make_trpo_maml(config: TRPOMAMLConfig, policy: Any) -> Any:
+    """The TRPO-MAML meta-algorithm for ``policy`` (E-MAML-TRPO when ``config.exploration``)."""
+    from meta_policy_search.meta_algos import TRPOMAML
+
+    return TRPOMAML(
+        policy,
+        **inner_step_arguments(config),
+        step_size=config.step_size,
+        inner_type=config.inner_type,
+        exploration=config.exploration,
+        exploration_type=config.exploration_type,
+    )
+
+
+def make_trpo_maml_sample_processor(config: TRPOMAMLConfig) -> Any:
+    """DiCE's processor for ``--inner_type dice`` (it needs adjusted rewards), else the default."""
+    if config.inner_type == "dice":
+        return build_dice_sample_processor(config)
+    return build_sample_processor(config)
+
+
+def make_vpg_maml(config: VPGMAMLConfig, policy: Any) -> Any:
+    """The VPG-MAML meta-algorithm for ``policy`` (E-MAML when ``config.exploration``)."""
+    from meta_policy_search.meta_algos import VPGMAML
+
+    return VPGMAML(
+        policy,
+        **inner_step_arguments(config),
+        learning_rate=config.learning_rate,
+        inner_type=config.inner_type,
+        exploration=config.exploration,
+        exploration_type=config.exploration_type,
+    )
+
+
+def make_dice_maml(config: DiceMAMLConfig, policy: Any) -> Any:
+    """The DiCE-MAML meta-algorithm for ``policy``."""
+    from meta_policy_search.meta_algos import DICEMAML
+
+    return DICEMAML(
+        policy,
+        **inner_step_arguments(config),
+        learning_rate=config.learning_rate,
         max_path_length=resolved_horizon(config),
-        envs_per_task=config.envs_per_task,
-        n_parallel=config.n_parallel,
-        seed=seed,
-        executor=config.executor,
-        ray_address=config.ray_address,
-        sampling_mode=config.sampling_mode,
-        nonfinite_samples=config.nonfinite_samples,
-        timeout=_sampler_timeout(config.sampler_timeout),
     )
 
 
-def _sampler_timeout(seconds: float | None) -> float | str | None:
-    """``MetaSampler``'s ``timeout`` for ``--sampler_timeout``: none means automatic, 0 none."""
-    if seconds is None:
-        from meta_policy_search.samplers.meta_sampler import AUTO_TIMEOUT
+def make_vpg_dice(config: DiceMAMLConfig, policy: Any) -> Any:
+    """The VPG-DiCE meta-algorithm for ``policy``."""
+    from meta_policy_search.meta_algos import VPG_DICEMAML
 
-        return AUTO_TIMEOUT
-    return float(seconds) if seconds > 0 else None
-
-
-def resolved_horizon(config: MetaRLConfig) -> int:
-    """``config.max_path_length`` after :func:`resolve_config` filled it in from the env table.
-
-    Raises:
-        ConfigError: if it is still ``None``.
-    """
-    if config.max_path_length is None:
-        raise ConfigError("max_path_length is None: resolve the config with resolve_config() first")
-    return int(config.max_path_length)
-
-
-def build_baseline(config: MetaRLConfig) -> Any:
-    """The baseline class named by ``config.baseline``, default-constructed."""
-    from meta_policy_search import baselines
-
-    names = [name for name in baselines.__all__ if name != "Baseline"]  # not the abstract base
-    if config.baseline not in names:
-        raise ValueError(f"baseline must be one of {names}, got {config.baseline!r}")
-    return getattr(baselines, config.baseline)()
-
-
-def build_sample_processor(config: MetaRLConfig) -> Any:
-    """A ``MetaSampleProcessor`` (returns, baseline, GAE, advantage normalization)."""
-    from meta_policy_search.samplers import MetaSampleProcessor
-
-    return MetaSampleProcessor(
-        baseline=build_baseline(config),
-        discount=config.discount,
-        gae_lambda=config.gae_lambda,
-        normalize_adv=config.normalize_adv,
-        positive_adv=config.positive_adv,
-    )
-
-
-def build_dice_sample_processor(config: MetaRLConfig) -> Any:
-    """A ``DiceSampleProcessor`` (adds the baseline-adjusted rewards of the DiCE objective).
-
-    The returns and GAE advantages use ``config.baseline``; the adjusted rewards use
-    ``config.dice_baseline`` (configs without that field, e.g. TRPO-MAML's with
-    ``--inner_type dice``: ``LinearTimeBaseline``, the original's).
-
-    Raises:
-        ValueError: if a baseline name is not a class of ``meta_policy_search.baselines``.
-    """
-    from meta_policy_search import baselines
-    from meta_policy_search.samplers import DiceSampleProcessor
-
-    dice_baseline = getattr(config, "dice_baseline", "LinearTimeBaseline")
-    names = [name for name in baselines.__all__ if name != "Baseline"]  # not the abstract base
-    if dice_baseline not in names:
-        raise ValueError(f"dice_baseline must be one of {names}, got {dice_baseline!r}")
-    return DiceSampleProcessor(
-        baseline=build_baseline(config),
+    return VPG_DICEMAML(
+        policy,
+        **inner_step_arguments(config),
+        learning_rate=config.learning_rate,
         max_path_length=resolved_horizon(config),
-        discount=config.discount,
-        gae_lambda=config.gae_lambda,
-        normalize_adv=config.normalize_adv,
-        positive_adv=config.positive_adv,
-        reward_baseline=getattr(baselines, dice_baseline)(),
     )
 
 
-def make_run_dir(dump_path: str) -> None:
-    """Create ``dump_path`` and check that files can be written in it.
+# ---------------------------------------------------------------------------- running
+@dataclasses.dataclass(frozen=True)
+class PreparedRun:
+    """A checked command line of a run script: what :func:`prepare_run` returns."""
+
+    config: Any
+    """The validated, resolved config (``max_path_length`` and ``dump_path`` filled in)."""
+    parsed: ParsedCommandLine
+    """What :func:`~meta_policy_search.experiment.config_parsing.parse_command_line` read."""
+    run_dir: RunDir
+    """The run directory's state when it was checked (checkpoint, whether a resume is done)."""
+
+    @property
+    def finished(self) -> bool:
+        """With ``--resume``: the run has already completed ``n_itr`` iterations."""
+        return self.run_dir.finished
+
+    @property
+    def last_itr(self) -> int | None:
+        """With ``--resume``: the iteration of the checkpoint the run continues after."""
+        return self.run_dir.last_itr
+
+
+def prepare_run(
+    config_cls: type, algo_name: str, argv: Sequence[str] | None = None
+) -> PreparedRun:
+    """Parse and check a run script's command line without writing anything or loading TF.
+
+    In order: the flags, config file and every value
+    (:func:`~meta_policy_search.experiment.config_parsing.parse_command_line`), the env
+    (:func:`~meta_policy_search.experiment.run_checks.check_env`) and the run directory
+    (:func:`~meta_policy_search.experiment.run_checks.check_run_dir`).
+
+    Args:
+        config_cls: the script's config dataclass.
+        algo_name: the algorithm's name (paper config section, default ``dump_path``).
+        argv: arguments without the program name; ``None`` reads ``sys.argv``.
 
     Raises:
-        ConfigError: if it cannot be created or written (e.g. a read-only file system).
+        ConfigError: one message per problem found.
     """
-    try:
-        os.makedirs(dump_path, exist_ok=True)
-    except OSError as error:
-        raise ConfigError(
-            f"--dump_path {dump_path}: cannot create it ({error.strerror or error})"
-        ) from None
-    check_writable_dir(dump_path, "--dump_path")
+    parsed = parse_command_line(config_cls, argv, algo_name)
+    config = resolve_config(parsed.config, algo_name)
+    check_env(config.env, config.env_kwargs)
+    run_dir = check_run_dir(config.dump_path, parsed.resume, config.n_itr)
+    return PreparedRun(config, parsed, run_dir)
 
 
-def exit_with_config_error(error: ConfigError) -> typing.NoReturn:
-    """Print one ``error:`` line per message of ``error`` to stderr and exit with status 2."""
-    for message in error.messages or (str(error),):
-        print(f"error: {message}", file=sys.stderr)
-    raise ConfigExit(str(error))
+def run_algorithm(
+    algorithm: Any, argv: Sequence[str] | None = None, config_cls: type | None = None
+) -> str:
+    """The run scripts' ``main``: train a registry entry from command-line arguments.
 
+    Args:
+        algorithm: an :class:`~meta_policy_search.experiment.registry.Algorithm` without
+            overrides (``get_algorithm('trpo_maml')``).
+        argv: arguments without the program name; ``None`` reads ``sys.argv``.
+        config_cls: the config class instead of the entry's (the quick-start script's
+            :class:`~meta_policy_search.experiment.algorithms.ProMPPointMassConfig`).
 
-class ConfigExit(SystemExit):
-    """``SystemExit(2)`` after a config error was printed; ``str()`` is the message."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(2)
-        self.message = message
-
-    def __str__(self) -> str:
-        return self.message
-
-
-def build_callbacks(
-    config: Any, make_callbacks: Callable[[Any], Sequence[Any]] | None = None
-) -> tuple[Any, ...]:
-    """The Trainer's callbacks: the script's (``make_callbacks(config)``), then a
-    :class:`~meta_policy_search.best_checkpoint.BestCheckpointCallback` if ``--keep_best``."""
-    from meta_policy_search.best_checkpoint import BestCheckpointCallback, best_checkpoint_dir
-
-    callbacks = tuple(make_callbacks(config)) if make_callbacks is not None else ()
-    if config.keep_best is not None:
-        best_dir = best_checkpoint_dir(config.dump_path)
-        callbacks += (BestCheckpointCallback(config.keep_best, best_dir),)
-    return callbacks
+    Returns:
+        The run directory.
+    """
+    return run_experiment(config_cls or algorithm.config_cls, algorithm.run_name,
+                          algorithm.make_algo, algorithm.make_sample_processor, argv=argv)
 
 
 def run_experiment(
@@ -304,7 +292,7 @@ def run_experiment(
         if not prepared.finished:
             # The lock first: nothing is written in a directory another run owns.
             run_lock = acquire_run_lock(prepared.config.dump_path)
-            check_unchanged(prepared)
+            check_unchanged(prepared.run_dir)
             make_run_dir(prepared.config.dump_path)
     except ConfigError as error:
         if run_lock is not None:
@@ -335,7 +323,7 @@ def _train(
     """Build everything for a checked run whose directory this process owns, train, and
     return the run directory (:func:`run_experiment`'s second half)."""
     config, parsed, resume = prepared.config, prepared.parsed, prepared.parsed.resume
-    checkpoint_dir = prepared.checkpoint_dir
+    checkpoint_dir = prepared.run_dir.checkpoint_dir
     tf = import_tensorflow()  # after every check: a bad flag fails in well under a second
 
     from meta_policy_search.meta_trainer import Trainer
