@@ -44,6 +44,8 @@ RESULT_FILES = (
     "reproduction/reproduction.md", "reproduction/gradient_variance/gradient_variance.md",
     "meta_test_point/meta_test.md", "meta_test_point/trpo_maml/meta_test.md",
     "maml_nav/meta_test_best/meta_test.md",
+    "metaworld_ml1_reach/promp/meta_test/meta_test.md",
+    "metaworld_ml1_reach/trpo_maml/meta_test/meta_test.md",
     "iteration.md", "sampling.md", "algo_steps.md", "algo_steps_metastep.md",
     "metastep_profile.md", "packing.md", "sample_processing.md",
 )
