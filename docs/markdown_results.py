@@ -3,7 +3,7 @@
 The results page includes the benchmark and reproduction tables from the files the scripts
 wrote, converted here, so the page shows exactly what is committed and never a copy that can
 drift. Only what those files use is converted: ``#`` headings (as rubrics), pipe tables (as
-list-tables), ``-`` lists, paragraphs, ```code``` spans and ``[text](url)`` links.
+list-tables), ``-`` and ``*`` lists, paragraphs, ```code``` spans and ``[text](url)`` links.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import re
 
 _CODE = re.compile(r"(`+)(.+?)\1")
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)]+)\)")
+_BULLETS = ("- ", "* ")  # markdown list items (meta_testing.py writes "* ")
 
 
 def inline(text: str) -> str:
@@ -75,13 +76,13 @@ def markdown_to_rst(text: str) -> str:
                 out += [f"     - {_cell(cell)}" if cell else "     -" for cell in row[1:]]
             out.append("")
             continue
-        elif line.startswith("- "):
+        elif line.startswith(_BULLETS):
             out.append(f"* {inline(line[2:])}")
-            if i + 1 < len(lines) and not lines[i + 1].startswith("- "):
+            if i + 1 < len(lines) and not lines[i + 1].startswith(_BULLETS):
                 out.append("")
         elif line.strip():
             out += [inline(line), ""] if not (i + 1 < len(lines) and lines[i + 1].strip()
-                                               and not lines[i + 1].startswith(("|", "#", "- "))) \
+                                               and not lines[i + 1].startswith(("|", "#", *_BULLETS))) \
                 else [inline(line)]
         i += 1
     return "\n".join(out).rstrip() + "\n"

@@ -67,6 +67,15 @@ def test_markdown_results_become_rest():
     assert "* item `link <https://example.org>`__" in rst
 
 
+def test_star_lists_become_bullets():
+    """meta_testing.py writes its success-rate lines as "* " items: a list, not a paragraph."""
+    from docutils.core import publish_parts
+
+    rst = markdown_results.markdown_to_rst("Success rate:\n\n* promp: 0.25, 0.73\n* random-init: 0.00\n")
+    html = publish_parts(rst, writer="html", settings_overrides={"report_level": 5})["body"]
+    assert html.count("<li>") == 2 and "* promp" not in html
+
+
 def test_result_files_render_without_bullets_or_en_dashes():
     """A lone "-" cell (no value) stays text, not a bullet list; "--flag" stays two hyphens
     under the smart quotes Sphinx applies (an en dash would break a copied command)."""
