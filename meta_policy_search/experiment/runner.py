@@ -166,19 +166,19 @@ def make_dice_maml(config: DiceMAMLConfig, policy: Any) -> Any:
     """The DiCE-MAML meta-algorithm for ``policy``."""
     from meta_policy_search.meta_algos import DICEMAML
 
-    return DICEMAML(
-        policy,
-        **inner_step_arguments(config),
-        learning_rate=config.learning_rate,
-        max_path_length=resolved_horizon(config),
-    )
+    return _make_dice(DICEMAML, config, policy)
 
 
 def make_vpg_dice(config: DiceMAMLConfig, policy: Any) -> Any:
     """The VPG-DiCE meta-algorithm for ``policy``."""
     from meta_policy_search.meta_algos import VPG_DICEMAML
 
-    return VPG_DICEMAML(
+    return _make_dice(VPG_DICEMAML, config, policy)
+
+
+def _make_dice(algorithm_class: Any, config: DiceMAMLConfig, policy: Any) -> Any:
+    """DiCE-MAML and VPG-DiCE take the same arguments (only their outer step differs)."""
+    return algorithm_class(
         policy,
         **inner_step_arguments(config),
         learning_rate=config.learning_rate,
