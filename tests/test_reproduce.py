@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib
 import json
 import os
 import shutil
@@ -401,12 +402,17 @@ def test_summary_lists_every_paper_cell_with_not_run():
     assert "| 0 | not run |" in trpo
 
 
-def test_takeoff_is_the_first_trailing_mean_at_the_threshold():
+def _benchmark_module(name):
+    """Import ``benchmarks/<name>.py`` (the benchmarks folder is not a package)."""
     sys.path.insert(0, os.path.join(os.path.dirname(EXPERIMENTS), "benchmarks"))
     try:
-        import takeoff
+        return importlib.import_module(name)
     finally:
         sys.path.pop(0)
+
+
+def test_takeoff_is_the_first_trailing_mean_at_the_threshold():
+    takeoff = _benchmark_module("takeoff")
     returns = np.array([0.0, 0.0, 40.0, 50.0, 30.0, 60.0])
     assert takeoff.takeoff_iteration(returns, threshold=35.0, window=3) == 4  # (40+50+30)/3
     assert takeoff.takeoff_iteration(returns, threshold=35.0, window=1) == 2
@@ -414,11 +420,7 @@ def test_takeoff_is_the_first_trailing_mean_at_the_threshold():
 
 
 def test_binned_mean_curve_pools_seeds_at_the_bin_start():
-    sys.path.insert(0, os.path.join(os.path.dirname(EXPERIMENTS), "benchmarks"))
-    try:
-        import takeoff
-    finally:
-        sys.path.pop(0)
+    takeoff = _benchmark_module("takeoff")
     seed_a = (np.array([100.0, 200.0, 300.0, 400.0]), np.array([0.0, 10.0, 20.0, 30.0]))
     seed_b = (np.array([100.0, 200.0, 300.0, 400.0]), np.array([2.0, 12.0, 22.0, 32.0]))
     xs, means = takeoff.binned_mean_curve([seed_a, seed_b], round_x=None)
@@ -428,3 +430,32 @@ def test_binned_mean_curve_pools_seeds_at_the_bin_start():
     xs, means = takeoff.binned_mean_curve([seed_a, seed_b], round_x=250.0)
     np.testing.assert_allclose(xs, [0, 250])
     np.testing.assert_allclose(means, [6, 26])
+
+
+def test_cell_diagnostics_names_each_setting_the_run_changed():
+    diagnostics = _benchmark_module("cell_diagnostics")
+    entry = {"inner_lr": 0.05, "hidden_sizes": [64, 64], "max_path_length": 200, "note": "x"}
+    params = {"inner_lr": 0.1, "hidden_sizes": [64, 64]}
+    assert diagnostics.settings_mismatches(entry, params) == [
+        "inner_lr: paper 0.05, run 0.1", "max_path_length: paper 200, run '<missing>'"]
+    assert diagnostics.settings_mismatches(entry, {**params, "inner_lr": 0.05,
+                                                   "max_path_length": 200}) == []
+
+
+def test_cell_diagnostics_splits_episodes_at_the_nearest_iteration():
+    diagnostics = _benchmark_module("cell_diagnostics")
+    columns = {  # two iterations of 1000 nominal steps; 600 real steps in the second
+        "Itr": np.array([0.0, 1.0]), "n_timesteps": np.array([1000.0, 2000.0]),
+        "n_timesteps_real": np.array([1000.0, 1600.0]),
+        "Step_0-NumTrajs": np.array([30.0, 2.0]), "Step_1-NumTrajs": np.array([20.0, 2.0]),
+        "Step_0-AverageReturn": np.array([5.0, 50.0]), "Step_1-AverageReturn": np.array([7.0, 70.0]),
+        "Step_1-AvgForwardVel": np.array([0.1, 0.5]),
+    }
+    row = diagnostics.seed_row(columns, timesteps=1500.0)
+    assert row["start_step0"] == 5.0 and row["start_step1"] == 7.0
+    assert row["start_length"] == 1000.0 / 50
+    assert row["at"] == pytest.approx(38.5)  # halfway between 7 and 70
+    assert row["nearest_itr"] == 0.0  # ties go to the earlier iteration
+    row = diagnostics.seed_row(columns, timesteps=1900.0)
+    assert (row["nearest_itr"], row["length"], row["velocity"]) == (1.0, 600.0 / 4, 0.5)
+    assert np.isnan(diagnostics.seed_row(columns, timesteps=3000.0)["at"])  # not reached
