@@ -31,6 +31,8 @@ def _load_model(xml_path: str) -> mujoco.MjModel:
 
     MuJoCo's default handler would print it and append it to ``MUJOCO_LOG.TXT`` in the working
     directory once per compiled env (800 envs per run); other warnings become Python warnings.
+    The same as our ``mujoco_envs.common.mujoco_warnings_to_python``, written again because this
+    module must load without our package (the original's package has the same name).
     """
 
     def handler(message: str) -> None:
