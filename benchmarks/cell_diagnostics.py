@@ -32,9 +32,11 @@ import sys
 from collections.abc import Sequence
 
 import numpy as np
+from takeoff import seed_dirs
 
 from meta_policy_search.experiment.curves import read_progress
-from meta_policy_search.experiment.paper import load_paper_reference, paper_entry
+from meta_policy_search.experiment.paper import load_paper_reference, paper_entry, points_for_run
+from meta_policy_search.experiment.registry import get_algorithm
 
 METRIC = "Step_1-AverageReturn"
 PAPER_START = {
@@ -47,7 +49,6 @@ PAPER_START = {
 }
 """The paper's figure-2 curves at iteration 0, read off the raster (+-5 to 10;
 ``shared/envs.md``)."""
-PAPER_LEGENDS = {"promp": "ProMP", "trpo_maml": "MAML-TRPO"}
 
 
 def settings_mismatches(entry: dict, params: dict) -> list[str]:
@@ -82,11 +83,13 @@ def seed_row(columns: dict[str, np.ndarray], timesteps: float) -> dict[str, floa
 def cell_markdown(grid: str, algo: str, env: str, timesteps: float) -> list[str]:
     """Markdown lines for one cell of ``grid``."""
     env_dir = os.path.join(grid, algo, env)
-    seeds = sorted((d for d in os.listdir(env_dir) if d.startswith("seed_")),
-                   key=lambda d: int(d[5:]))
-    paper = [p for p in load_paper_reference() if p.figure == "fig2" and p.env == env
-             and p.algorithm == PAPER_LEGENDS.get(algo) and p.metric == METRIC
-             and p.timesteps == timesteps]
+    runs = []
+    for seed_dir in seed_dirs(env_dir):
+        with open(os.path.join(env_dir, seed_dir, "params.json"), encoding="utf-8") as f:
+            runs.append((seed_dir, json.load(f)))
+    paper = [p for p in points_for_run(load_paper_reference(), env, get_algorithm(algo).legend,
+                                       METRIC, runs[0][1])
+             if p.figure == "fig2" and p.timesteps == timesteps]
     paper_text = f"{paper[0].value:g} +- {paper[0].precision:g}" if paper else "no reading"
     lines = [f"## {algo} on {env}", "",
              f"Paper at {timesteps:.0e}: {paper_text}; paper's curve start: "
@@ -96,11 +99,8 @@ def cell_markdown(grid: str, algo: str, env: str, timesteps: float) -> list[str]
              "| Step_1 forward velocity |",
              "|---|---|---|---|---|---|---|---|"]
     values = []
-    for seed_dir in seeds:
-        run_dir = os.path.join(env_dir, seed_dir)
-        with open(os.path.join(run_dir, "params.json"), encoding="utf-8") as f:
-            params = json.load(f)
-        row = seed_row(read_progress(os.path.join(run_dir, "progress.csv")), timesteps)
+    for seed_dir, params in runs:
+        row = seed_row(read_progress(os.path.join(env_dir, seed_dir, "progress.csv")), timesteps)
         wrong = settings_mismatches(paper_entry(algo, env), params) or ["none"]
         values.append(row["at"])
         lines.append(

@@ -79,7 +79,8 @@ def binned_mean_curve(curves: list[tuple[np.ndarray, np.ndarray]],
     return xs, np.array([np.mean(pooled[x]) for x in xs])
 
 
-def _seed_dirs(env_dir: str) -> list[str]:
+def seed_dirs(env_dir: str) -> list[str]:
+    """The ``seed_<n>`` folders of a grid's ``<algo>/<env>`` folder, in seed order."""
     return sorted((d for d in os.listdir(env_dir) if d.startswith("seed_")), key=lambda d: int(d[5:]))
 
 
@@ -87,7 +88,7 @@ def drawn_takeoff_table(grid: str, algo: str) -> list[str]:
     """Markdown lines: the first drawn point reaching :data:`THRESHOLD`, per bin width."""
     env_dir = os.path.join(grid, algo, ENV)
     curves = []
-    for seed_dir in _seed_dirs(env_dir):
+    for seed_dir in seed_dirs(env_dir):
         columns = read_progress(os.path.join(env_dir, seed_dir, "progress.csv"))
         if METRIC in columns and "n_timesteps" in columns:
             curves.append((columns["n_timesteps"], columns[METRIC]))
@@ -128,7 +129,7 @@ def takeoff_table(grid: str) -> str:
         env_dir = os.path.join(grid, algo, ENV)
         if not os.path.isdir(env_dir):
             continue
-        for seed_dir in _seed_dirs(env_dir):
+        for seed_dir in seed_dirs(env_dir):
             columns = read_progress(os.path.join(env_dir, seed_dir, "progress.csv"))
             returns = columns.get(METRIC, np.array([]))
             itr = takeoff_iteration(returns)

@@ -163,7 +163,11 @@ def _git(args: list[str], cwd: str) -> str:
 
 
 def provenance(args: argparse.Namespace) -> dict[str, object]:
-    """Where this run came from: commits, library versions, host, command line."""
+    """Where this run came from: commits, library versions, host, command line.
+
+    What :mod:`meta_policy_search.experiment.provenance` records for our runs, gathered here by
+    hand: this process may not import our package (the original's package has its name).
+    """
     import tensorflow as tf  # the shim in a run; its __version__ is the real one
 
     here = os.path.dirname(os.path.realpath(__file__))
