@@ -26,7 +26,7 @@ FRAME_SKIP = 5
 # ---------------------------------------------------------------------------------------------
 # The env: the original's HalfCheetahRandDirecEnv on the official mujoco bindings
 # ---------------------------------------------------------------------------------------------
-def _load_model(xml_path: str) -> mujoco.MjModel:
+def load_model(xml_path: str) -> mujoco.MjModel:
     """Compile ``xml_path``, dropping MuJoCo's ``settotalmass`` deprecation warning.
 
     MuJoCo's default handler would print it and append it to ``MUJOCO_LOG.TXT`` in the working
@@ -77,7 +77,7 @@ class OriginalHalfCheetahRandDirecEnv(EzPickle):
     def __init__(self, goal_direction: float | None = None) -> None:
         self.goal_direction = goal_direction if goal_direction else 1.0
         # gym 0.10.5 MujocoEnv.__init__(self, 'half_cheetah.xml', 5)
-        self.model = _load_model(HALF_CHEETAH_XML)
+        self.model = load_model(HALF_CHEETAH_XML)
         self.data = mujoco.MjData(self.model)
         self.init_qpos = self.data.qpos.ravel().copy()
         self.init_qvel = self.data.qvel.ravel().copy()

@@ -1,11 +1,12 @@
-"""Run the ORIGINAL ProMP code (jonasrothfuss/ProMP, TF1 graph code) on HalfCheetahRandDirecEnv.
+"""Run the ORIGINAL ProMP code (jonasrothfuss/ProMP, TF1 graph code) on one of our envs' physics.
 
 A diagnostic outside our package: it answers whether the original algorithm code, on the same
 physics as our reimplementation (MuJoCo 3+ through the official ``mujoco`` bindings, gymnasium's
-``half_cheetah.xml``), "takes off" as late as ours does. The original code is imported unmodified
-from ``--original_repo`` (a checkout of its master at 93ae339); nothing of it is copied
-here. Before importing it, this script installs import-time shims (see ``README.md`` in this
-folder for the full list):
+models patched as our envs patch them), learns as ours does: on HalfCheetahRandDirecEnv, whether
+it "takes off" as late; on Walker2DRandParamsEnv and HopperRandParamsEnv (``--env``), where it
+ends at 1e7 steps. The original code is imported unmodified from ``--original_repo`` (a checkout
+of its master at 93ae339); nothing of it is copied here. Before importing it, this script
+installs import-time shims (see ``README.md`` in this folder for the full list):
 
 * ``tensorflow`` -> ``tf.compat.v1`` with v2 behaviour disabled (graph mode, sessions,
   placeholders, ref variables). Using ``tf.compat.v1`` is fine here because this is a diagnostic
@@ -22,16 +23,20 @@ folder for the full list):
 * ``numpy.cast`` (removed in numpy 2) -> ``np.asarray(x, dtype)``; only the original's TRPO
   optimizer uses it, at import time.
 
-The env, :class:`OriginalHalfCheetahRandDirecEnv`, is written here: the original's
-``HalfCheetahRandDirecEnv`` inherits gym 0.10.5's mujoco-py ``MujocoEnv``, which cannot run. It
-reproduces the original's semantics on the official bindings and is importable without the
-original package or the shims (``--check_env`` compares it with our package's env).
+The envs are written here: the original's ``HalfCheetahRandDirecEnv`` inherits gym 0.10.5's
+mujoco-py ``MujocoEnv``, and the paper's rand-params envs come from ``rand_param_envs`` on
+mujoco-py 0.5.7; neither can run. :class:`OriginalHalfCheetahRandDirecEnv`,
+:class:`OriginalWalker2DRandParamsEnv` and :class:`OriginalHopperRandParamsEnv` reproduce their
+semantics on the official bindings and are importable without the original package or the
+shims (``--check_env`` compares each with our package's env).
 
 Usage (see ``README.md``)::
 
     nice python benchmarks/original_code/run_original_promp.py --original_repo /tmp/ProMP \\
         --seed 1 --n_itr 30 --dump_path runs_original/promp/HalfCheetahRandDirecEnv/seed_1
-    PYTHONPATH=. python benchmarks/original_code/run_original_promp.py --check_env
+    nice python benchmarks/original_code/run_original_promp.py --original_repo /tmp/ProMP \\
+        --env Walker2DRandParamsEnv --seed 1 --dump_path runs_original/promp/Walker2DRandParamsEnv/seed_1
+    PYTHONPATH=. python benchmarks/original_code/run_original_promp.py --check_env [--env ENV]
 """
 
 from __future__ import annotations
@@ -44,12 +49,20 @@ import socket
 import subprocess
 import sys
 import time
+from typing import NamedTuple
 
 import gymnasium
 import mujoco
 import numpy as np
 from original_env import HALF_CHEETAH_XML, OriginalHalfCheetahRandDirecEnv, check_env
+from original_rand_params_env import (
+    HOPPER_XML,
+    WALKER2D_XML,
+    OriginalHopperRandParamsEnv,
+    OriginalWalker2DRandParamsEnv,
+)
 from original_shims import import_original
+from rand_params_check import check_rand_params_env
 
 ORIGINAL_COMMIT = "93ae339"
 """Commit of jonasrothfuss/ProMP (master) extracted at ``--original_repo``."""
@@ -82,26 +95,100 @@ PAPER_CONFIG = {
     "meta_batch_size": 40,
     "num_inner_grad_steps": 1,
 }
-"""The run's configuration: the original run script's defaults except ``n_itr`` (script: 1001;
-here ``--n_itr``, default 30) and ``parallel`` (script: True; here ``--parallel``, default
-iterative, faster on 2 cores). Every value equals our committed HalfCheetah params.json."""
+"""The HalfCheetahRandDirecEnv run's configuration: the original run script's defaults except
+``n_itr`` (script: 1001; here ``--n_itr``, default 30) and ``parallel`` (script: True; here
+``--parallel``, default iterative, faster on 2 cores). Every value equals our committed
+HalfCheetah params.json."""
+
+RAND_PARAMS_SETTINGS = {
+    "max_path_length": 200,
+    "inner_lr": 0.05,
+    "num_promp_steps": 3,
+    "target_inner_step": 0.01,
+    "init_inner_kl_penalty": 1e-3,
+    "adaptive_inner_kl_penalty": True,
+    "n_itr": 32,
+}
+"""The rand-params runs' settings on top of :data:`PAPER_CONFIG` (all differ from it except
+``target_inner_step``, listed because only the adaptive penalty uses it): the original's sweep
+for ``[Walker2DRandParamsEnv, HopperRandParamsEnv]`` (``experiments/all_envs_eval/ppo_run_all.py``
+of its ``full_code`` branch; all its other values equal :data:`PAPER_CONFIG`'s) except ``n_itr``
+(sweep: 1001; here 32, the iterations our grid ran for 1e7 steps). Every value equals our
+committed params.json of both envs."""
+
+PAPER_CONFIGS = {
+    "HalfCheetahRandDirecEnv": PAPER_CONFIG,
+    "Walker2DRandParamsEnv": {**PAPER_CONFIG, "env": "Walker2DRandParamsEnv", **RAND_PARAMS_SETTINGS},
+    "HopperRandParamsEnv": {**PAPER_CONFIG, "env": "HopperRandParamsEnv", **RAND_PARAMS_SETTINGS},
+}
+"""``--env`` -> the run's configuration (keys in the order of the original run script)."""
+
+
+class EnvSetup(NamedTuple):
+    """How ``run`` builds one env."""
+
+    env_class: type
+    """The standalone env (our physics, the original's semantics)."""
+    xml: str
+    """The XML its model is compiled from (patched as our env patches it)."""
+    episodes_end_early: bool
+    """Whether episodes can terminate before ``max_path_length``; then ``n_timesteps_real`` (the
+    env steps of the returned episodes) is logged beside the original's nominal ``n_timesteps``."""
+
+
+ENV_SETUPS = {
+    "HalfCheetahRandDirecEnv": EnvSetup(OriginalHalfCheetahRandDirecEnv, HALF_CHEETAH_XML, False),
+    "Walker2DRandParamsEnv": EnvSetup(OriginalWalker2DRandParamsEnv, WALKER2D_XML, True),
+    "HopperRandParamsEnv": EnvSetup(OriginalHopperRandParamsEnv, HOPPER_XML, True),
+}
+"""``--env`` -> its :class:`EnvSetup`."""
 
 
 # ---------------------------------------------------------------------------------------------
 # The run
 # ---------------------------------------------------------------------------------------------
+def counting_sampler(sampler_class: type, logger: object) -> type:
+    """A subclass of the original's ``MetaSampler`` that also logs ``n_timesteps_real``.
+
+    ``n_timesteps_real`` is the cumulative number of env steps in the episodes
+    ``obtain_samples`` returned (what our Trainer logs under that name), written after each
+    logged sampling phase; the sampling itself is the original's.
+    """
+
+    class CountingMetaSampler(sampler_class):
+        """The original ``MetaSampler``, counting the env steps of the episodes it returns."""
+
+        n_timesteps_real = 0
+
+        def obtain_samples(self, log: bool = False, log_prefix: str = "") -> dict:
+            """The original ``obtain_samples``, then log the cumulative real step count."""
+            paths = super().obtain_samples(log=log, log_prefix=log_prefix)
+            self.n_timesteps_real += sum(len(path["rewards"]) for task in paths.values() for path in task)
+            if log:
+                logger.logkv("n_timesteps_real", self.n_timesteps_real)
+            return paths
+
+    return CountingMetaSampler
+
+
 def run(config: dict, orig: dict[str, object]) -> None:
     """The original ``run_scripts/pro-mp_run_mujoco.py`` ``main(config)``, with our env class.
 
     Args:
-        config: the run configuration (keys of :data:`PAPER_CONFIG`).
+        config: the run configuration (keys of :data:`PAPER_CONFIG`; its ``env`` a key of
+            :data:`ENV_SETUPS`).
         orig: the original's objects, from :func:`import_original`.
     """
+    setup = ENV_SETUPS[config["env"]]
+    sampler_class = orig["MetaSampler"]
+    if setup.episodes_end_early:
+        sampler_class = counting_sampler(sampler_class, orig["logger"])
+
     orig["set_seed"](config["seed"])
 
     baseline = orig["LinearFeatureBaseline"]()
 
-    env = OriginalHalfCheetahRandDirecEnv()  # instantiate env
+    env = setup.env_class()  # instantiate env
     env = orig["normalize"](env)  # apply normalize wrapper to env
 
     policy = orig["MetaGaussianMLPPolicy"](
@@ -112,7 +199,7 @@ def run(config: dict, orig: dict[str, object]) -> None:
         hidden_sizes=config["hidden_sizes"],
     )
 
-    sampler = orig["MetaSampler"](
+    sampler = sampler_class(
         env=env,
         policy=policy,
         rollouts_per_meta_task=config["rollouts_per_meta_task"],  # This batch_size is confusing
@@ -171,14 +258,15 @@ def provenance(args: argparse.Namespace) -> dict[str, object]:
     import tensorflow as tf  # the shim in a run; its __version__ is the real one
 
     here = os.path.dirname(os.path.realpath(__file__))
+    setup = ENV_SETUPS[args.env]
     return {
         "script": os.path.realpath(__file__),
         "commit": _git(["rev-parse", "HEAD"], here),
         "dirty": bool(_git(["status", "--porcelain"], here)),
         "original_repo": os.path.realpath(args.original_repo),
         "original_commit": ORIGINAL_COMMIT,
-        "env_class": f"{__name__}.{OriginalHalfCheetahRandDirecEnv.__name__}",
-        "env_xml": HALF_CHEETAH_XML,
+        "env_class": f"{setup.env_class.__module__}.{setup.env_class.__name__}",
+        "env_xml": setup.xml,
         "python": sys.version.split()[0],
         "tensorflow": tf.__version__,
         "numpy": np.__version__,
@@ -197,8 +285,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--original_repo",
                         help="path of the original ProMP repository (its meta_policy_search is imported)")
+    parser.add_argument("--env", choices=list(PAPER_CONFIGS), default=PAPER_CONFIG["env"],
+                        help="the env and its paper configuration (PAPER_CONFIGS)")
     parser.add_argument("--seed", type=int, default=PAPER_CONFIG["seed"])
-    parser.add_argument("--n_itr", type=int, default=PAPER_CONFIG["n_itr"])
+    parser.add_argument("--n_itr", type=int, default=None,
+                        help="iterations; default the env's configuration's (HalfCheetah 30, rand-params 32)")
     parser.add_argument("--dump_path", default=None,
                         help="log directory (progress.csv, params.json, provenance.json); "
                              "default /tmp/orig_promp/run_<time>")
@@ -207,9 +298,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "iterative executor (faster on 2 cores, see README)")
     parser.add_argument("--meta_batch_size", type=int, default=PAPER_CONFIG["meta_batch_size"])
     parser.add_argument("--rollouts_per_meta_task", type=int, default=PAPER_CONFIG["rollouts_per_meta_task"])
-    parser.add_argument("--max_path_length", type=int, default=PAPER_CONFIG["max_path_length"])
+    parser.add_argument("--max_path_length", type=int, default=None,
+                        help="default the env's configuration's (HalfCheetah 100, rand-params 200)")
     parser.add_argument("--check_env", action="store_true",
-                        help="compare our package's env with the standalone env and exit (run with "
+                        help="compare our package's --env with its standalone env and exit (run with "
                              "PYTHONPATH=<our repo>; the original is not imported)")
     return parser.parse_args(argv)
 
@@ -218,21 +310,24 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: ``--check_env``, or a training run of the original ProMP code."""
     args = parse_args(argv)
     if args.check_env:
-        print(json.dumps(check_env(), indent=2))
+        if args.env == "HalfCheetahRandDirecEnv":
+            print(json.dumps(check_env(), indent=2))
+        else:
+            print(json.dumps(check_rand_params_env(args.env), indent=2))
         return
 
     if not args.original_repo or not os.path.isdir(os.path.join(args.original_repo, "meta_policy_search")):
         raise SystemExit(f"--original_repo {args.original_repo!r}: expected a checkout of "
                          "jonasrothfuss/ProMP (93ae339) holding meta_policy_search/")
     orig = import_original(args.original_repo)
-    config = dict(PAPER_CONFIG)
+    config = dict(PAPER_CONFIGS[args.env])
     config.update(
         seed=args.seed,
-        n_itr=args.n_itr,
+        n_itr=config["n_itr"] if args.n_itr is None else args.n_itr,
         parallel=args.parallel,
         meta_batch_size=args.meta_batch_size,
         rollouts_per_meta_task=args.rollouts_per_meta_task,
-        max_path_length=args.max_path_length,
+        max_path_length=config["max_path_length"] if args.max_path_length is None else args.max_path_length,
     )
     dump_path = args.dump_path or f"/tmp/orig_promp/run_{int(time.time())}"
 
