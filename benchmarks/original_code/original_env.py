@@ -47,7 +47,54 @@ def load_model(xml_path: str) -> mujoco.MjModel:
         mujoco.set_mju_user_warning(previous)
 
 
-class OriginalHalfCheetahRandDirecEnv(EzPickle):
+class GymMujocoEnvParts:
+    """The parts of gym's mujoco-py ``MujocoEnv`` the standalone envs use, on ``mujoco``.
+
+    gym 0.10.5's (for the cheetah) and ``rand_param_envs``' older copy (for the rand-params
+    envs) agree on these: subclasses set ``model``, ``data``, ``frame_skip`` and define
+    ``reset_model``.
+    """
+
+    model: mujoco.MjModel
+    data: mujoco.MjData
+    frame_skip: int
+
+    def seed(self, seed: int | None = None) -> list[int | None]:
+        """Seed the episode RNG (``None``: fresh OS entropy, what gym's ``MujocoEnv`` did)."""
+        self.np_random = np.random.RandomState(seed)
+        return [seed]
+
+    @property
+    def dt(self) -> float:
+        """Duration of one env step, ``timestep * frame_skip``."""
+        return self.model.opt.timestep * self.frame_skip
+
+    def do_simulation(self, ctrl: np.ndarray, n_frames: int) -> None:
+        """Set the control and advance the physics ``n_frames`` MuJoCo steps."""
+        self.data.ctrl[:] = ctrl
+        for _ in range(n_frames):
+            mujoco.mj_step(self.model, self.data)
+
+    def set_state(self, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """Set joint positions and velocities, then ``mj_forward`` (mujoco-py's ``set_state``;
+        mujoco-py 0.5.7's also ran ``_compute_subtree``, ``mj_sensor`` and ``mj_energy``, which
+        leave the state unchanged)."""
+        assert qpos.shape == (self.model.nq,) and qvel.shape == (self.model.nv,)
+        self.data.qpos[:] = qpos
+        self.data.qvel[:] = qvel
+        mujoco.mj_forward(self.model, self.data)
+
+    def reset(self) -> np.ndarray:
+        """``sim.reset()`` (``mj_resetData``) then :meth:`reset_model`; returns the observation."""
+        mujoco.mj_resetData(self.model, self.data)
+        return self.reset_model()
+
+    def reset_model(self) -> np.ndarray:
+        """Set the noisy initial state and return its observation (subclasses)."""
+        raise NotImplementedError
+
+
+class OriginalHalfCheetahRandDirecEnv(GymMujocoEnvParts, EzPickle):
     """The original ProMP ``HalfCheetahRandDirecEnv`` (gym 0.10.5 + mujoco-py) on ``mujoco``.
 
     Mirrors, line by line, ``meta_policy_search/envs/mujoco_envs/half_cheetah_rand_direc.py`` of
@@ -91,35 +138,6 @@ class OriginalHalfCheetahRandDirecEnv(EzPickle):
         self.observation_space = gymnasium.spaces.Box(-high, high, dtype=np.float32)
         self.seed()
         EzPickle.__init__(self, goal_direction)
-
-    # --- gym 0.10.5 MujocoEnv ------------------------------------------------------------------
-    def seed(self, seed: int | None = None) -> list[int | None]:
-        """Seed the episode RNG (``None``: fresh OS entropy, what gym's ``MujocoEnv`` did)."""
-        self.np_random = np.random.RandomState(seed)
-        return [seed]
-
-    @property
-    def dt(self) -> float:
-        """Duration of one env step, ``timestep * frame_skip`` (0.05 s)."""
-        return self.model.opt.timestep * self.frame_skip
-
-    def do_simulation(self, ctrl: np.ndarray, n_frames: int) -> None:
-        """Set the control and advance the physics ``n_frames`` MuJoCo steps."""
-        self.data.ctrl[:] = ctrl
-        for _ in range(n_frames):
-            mujoco.mj_step(self.model, self.data)
-
-    def set_state(self, qpos: np.ndarray, qvel: np.ndarray) -> None:
-        """Set joint positions and velocities, then ``mj_forward`` (mujoco-py's ``set_state``)."""
-        assert qpos.shape == (self.model.nq,) and qvel.shape == (self.model.nv,)
-        self.data.qpos[:] = qpos
-        self.data.qvel[:] = qvel
-        mujoco.mj_forward(self.model, self.data)
-
-    def reset(self) -> np.ndarray:
-        """``sim.reset()`` (``mj_resetData``) then :meth:`reset_model`; returns the observation."""
-        mujoco.mj_resetData(self.model, self.data)
-        return self.reset_model()
 
     # --- the original HalfCheetahRandDirecEnv ----------------------------------------------------
     def sample_tasks(self, n_tasks: int) -> np.ndarray:

@@ -21,7 +21,7 @@ import gymnasium
 import mujoco
 import numpy as np
 from gymnasium.utils import EzPickle
-from original_env import load_model
+from original_env import GymMujocoEnvParts, load_model
 
 GYMNASIUM_ASSETS = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets")
 WALKER2D_XML = os.path.join(GYMNASIUM_ASSETS, "walker2d_v5.xml")
@@ -40,7 +40,7 @@ FRAME_SKIP = 4
 argument 5 lands in ``*args`` and is unused)."""
 
 
-class OriginalRandomEnv(EzPickle):
+class OriginalRandomEnv(GymMujocoEnvParts, EzPickle):
     """``rand_param_envs``' ``RandomEnv`` and the parts of its gym ``MujocoEnv`` it uses, on ``mujoco``.
 
     * ``__init__`` (``MujocoEnv.__init__(file, 4)``): load the model (:meth:`_load_patched_model`),
@@ -86,44 +86,10 @@ class OriginalRandomEnv(EzPickle):
         """The model of our env of the same name (subclasses: gymnasium's XML plus patches)."""
         raise NotImplementedError
 
-    # --- rand_param_envs gym MujocoEnv ---------------------------------------------------------
-    def seed(self, seed: int | None = None) -> list[int | None]:
-        """Seed the episode RNG (``None``: fresh OS entropy, what that gym's ``MujocoEnv`` did)."""
-        self.np_random = np.random.RandomState(seed)
-        return [seed]
-
-    @property
-    def dt(self) -> float:
-        """Duration of one env step, ``timestep * frame_skip`` (0.016 s)."""
-        return self.model.opt.timestep * self.frame_skip
-
-    def do_simulation(self, ctrl: np.ndarray, n_frames: int) -> None:
-        """Set the control and advance the physics ``n_frames`` MuJoCo steps."""
-        self.data.ctrl[:] = ctrl
-        for _ in range(n_frames):
-            mujoco.mj_step(self.model, self.data)
-
-    def set_state(self, qpos: np.ndarray, qvel: np.ndarray) -> None:
-        """Set joint positions and velocities, then ``mj_forward`` (mujoco-py 0.5.7's
-        ``set_state``; its ``_compute_subtree``, ``mj_sensor`` and ``mj_energy`` leave the state
-        unchanged)."""
-        assert qpos.shape == (self.model.nq,) and qvel.shape == (self.model.nv,)
-        self.data.qpos[:] = qpos
-        self.data.qvel[:] = qvel
-        mujoco.mj_forward(self.model, self.data)
-
+    # --- rand_param_envs gym MujocoEnv (seed, dt, do_simulation, set_state, reset: GymMujocoEnvParts)
     def state_vector(self) -> np.ndarray:
         """``[qpos, qvel]``."""
         return np.concatenate([self.data.qpos.flat, self.data.qvel.flat])
-
-    def reset(self) -> np.ndarray:
-        """``mj_resetData`` then :meth:`reset_model`; returns the observation."""
-        mujoco.mj_resetData(self.model, self.data)
-        return self.reset_model()
-
-    def reset_model(self) -> np.ndarray:
-        """Set the noisy initial state and return its observation (subclasses)."""
-        raise NotImplementedError
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, dict]:
         """One env step; returns ``(obs, reward, done, info)`` (subclasses)."""
