@@ -51,13 +51,30 @@ PAPER_START = {
 ``shared/envs.md``)."""
 
 
+ORIGINAL_SCRIPT_KEYS = {"num_promp_steps": "num_ppo_steps"}
+"""The original ProMP run script's ``params.json`` keys (``benchmarks/original_code``) that our
+runs record under another name."""
+ORIGINAL_SAMPLING_MODE = "budget"
+"""How the original's ``MetaSampler`` sampled, its only mode (``shared/paper_configs.md``); its
+``params.json`` has no key for it."""
+
+
+def as_our_settings(params: dict) -> dict:
+    """``params`` in our runs' key names: a run of the original ProMP code (recognised by its
+    run script's ``num_promp_steps``) is translated, ours is returned as it is."""
+    if "num_promp_steps" not in params:
+        return params
+    ours = {ORIGINAL_SCRIPT_KEYS.get(key, key): value for key, value in params.items()}
+    return {"sampling_mode": ORIGINAL_SAMPLING_MODE, **ours}
+
+
 def settings_mismatches(entry: dict, params: dict) -> list[str]:
     """Keys of the paper's ``entry`` whose value ``params`` records differently (or not at all)."""
     wrong = []
     for key, value in sorted(entry.items()):
         if key == "note":
             continue
-        recorded = params.get(key, "<missing>")
+        recorded = as_our_settings(params).get(key, "<missing>")
         if recorded != value and not (isinstance(value, list) and list(recorded or []) == value):
             wrong.append(f"{key}: paper {value!r}, run {recorded!r}")
     return wrong
@@ -78,6 +95,10 @@ def seed_row(columns: dict[str, np.ndarray], timesteps: float) -> dict[str, floa
         "length": float(new_steps[nearest] / episodes[nearest]),
         "velocity": float(columns.get("Step_1-AvgForwardVel", np.full_like(x, np.nan))[nearest]),
     }
+
+
+def _velocity_text(velocity: float) -> str:
+    return f"{velocity:.2f}" if np.isfinite(velocity) else "not logged"
 
 
 def cell_markdown(grid: str, algo: str, env: str, timesteps: float) -> list[str]:
@@ -106,11 +127,13 @@ def cell_markdown(grid: str, algo: str, env: str, timesteps: float) -> list[str]
         lines.append(
             f"| {seed_dir[5:]} | {'; '.join(wrong)} | {row['start_step0']:.1f} / "
             f"{row['start_step1']:.1f} | {row['start_length']:.1f} | {row['at']:.1f} "
-            f"| {row['nearest_itr']:.0f} | {row['length']:.1f} | {row['velocity']:.2f} |")
+            f"| {row['nearest_itr']:.0f} | {row['length']:.1f} | {_velocity_text(row['velocity'])} |")
     finite = [v for v in values if np.isfinite(v)]
-    if finite:
+    if len(finite) == 1:
+        lines += ["", f"One seed at {timesteps:.0e}: {finite[0]:.1f}."]
+    elif finite:
         lines += ["", f"Mean over {len(finite)} seeds at {timesteps:.0e}: {np.mean(finite):.1f} "
-                  f"(sample std {np.std(finite, ddof=1) if len(finite) > 1 else float('nan'):.1f})."]
+                  f"(sample std {np.std(finite, ddof=1):.1f})."]
     return lines + [""]
 
 

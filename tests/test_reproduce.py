@@ -442,6 +442,18 @@ def test_cell_diagnostics_names_each_setting_the_run_changed():
                                                    "max_path_length": 200}) == []
 
 
+def test_cell_diagnostics_reads_the_original_codes_settings_in_our_names():
+    diagnostics = _benchmark_module("cell_diagnostics")
+    entry = {"num_ppo_steps": 3, "sampling_mode": "budget", "inner_lr": 0.05}
+    original = {"num_promp_steps": 3, "inner_lr": 0.05}  # the original run script's params.json
+    assert diagnostics.settings_mismatches(entry, original) == []
+    assert diagnostics.settings_mismatches(entry, {**original, "num_promp_steps": 5}) == [
+        "num_ppo_steps: paper 3, run 5"]
+    # our runs are read as they are: no key is invented for them
+    assert diagnostics.settings_mismatches(entry, {"num_ppo_steps": 3, "inner_lr": 0.05}) == [
+        "sampling_mode: paper 'budget', run '<missing>'"]
+
+
 def test_cell_diagnostics_splits_episodes_at_the_nearest_iteration():
     diagnostics = _benchmark_module("cell_diagnostics")
     columns = {  # two iterations of 1000 nominal steps; 600 real steps in the second
