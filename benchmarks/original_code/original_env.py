@@ -59,6 +59,29 @@ class GymMujocoEnvParts:
     data: mujoco.MjData
     frame_skip: int
 
+    def init_mujoco(self, model: mujoco.MjModel, space_dtype: type) -> None:
+        """``MujocoEnv.__init__`` after loading the model: record ``init_qpos``/``init_qvel`` of
+        the fresh data, take one zero-action step to size the observation, action space from
+        ``actuator_ctrlrange`` and an unbounded observation space (Boxes of ``space_dtype``),
+        episode RNG from OS entropy."""
+        self.model = model
+        self.data = mujoco.MjData(self.model)
+        self.init_qpos = self.data.qpos.ravel().copy()
+        self.init_qvel = self.data.qvel.ravel().copy()
+        observation, _reward, done, _info = self.step(np.zeros(self.model.nu))
+        assert not done
+        self.obs_dim = observation.size
+        bounds = self.model.actuator_ctrlrange.copy()
+        low, high = bounds[:, 0].astype(space_dtype), bounds[:, 1].astype(space_dtype)
+        self.action_space = gymnasium.spaces.Box(low=low, high=high, dtype=space_dtype)
+        high = np.inf * np.ones(self.obs_dim, dtype=space_dtype)
+        self.observation_space = gymnasium.spaces.Box(-high, high, dtype=space_dtype)
+        self.seed()
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, dict]:
+        """One env step; returns ``(obs, reward, done, info)`` (subclasses)."""
+        raise NotImplementedError
+
     def seed(self, seed: int | None = None) -> list[int | None]:
         """Seed the episode RNG (``None``: fresh OS entropy, what gym's ``MujocoEnv`` did)."""
         self.np_random = np.random.RandomState(seed)
@@ -124,19 +147,7 @@ class OriginalHalfCheetahRandDirecEnv(GymMujocoEnvParts, EzPickle):
     def __init__(self, goal_direction: float | None = None) -> None:
         self.goal_direction = goal_direction if goal_direction else 1.0
         # gym 0.10.5 MujocoEnv.__init__(self, 'half_cheetah.xml', 5)
-        self.model = load_model(HALF_CHEETAH_XML)
-        self.data = mujoco.MjData(self.model)
-        self.init_qpos = self.data.qpos.ravel().copy()
-        self.init_qvel = self.data.qvel.ravel().copy()
-        observation, _reward, done, _info = self.step(np.zeros(self.model.nu))
-        assert not done
-        self.obs_dim = observation.size
-        bounds = self.model.actuator_ctrlrange.copy()
-        low, high = bounds[:, 0].astype(np.float32), bounds[:, 1].astype(np.float32)
-        self.action_space = gymnasium.spaces.Box(low=low, high=high, dtype=np.float32)
-        high = np.inf * np.ones(self.obs_dim, dtype=np.float32)
-        self.observation_space = gymnasium.spaces.Box(-high, high, dtype=np.float32)
-        self.seed()
+        self.init_mujoco(load_model(HALF_CHEETAH_XML), np.float32)
         EzPickle.__init__(self, goal_direction)
 
     # --- the original HalfCheetahRandDirecEnv ----------------------------------------------------

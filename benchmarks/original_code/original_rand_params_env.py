@@ -64,19 +64,7 @@ class OriginalRandomEnv(GymMujocoEnvParts, EzPickle):
 
     def __init__(self, log_scale_limit: float) -> None:
         # rand_param_envs gym MujocoEnv.__init__(self, file_name, 4)
-        self.model = self._load_patched_model()
-        self.data = mujoco.MjData(self.model)
-        self.init_qpos = self.data.qpos.ravel().copy()
-        self.init_qvel = self.data.qvel.ravel().copy()
-        observation, _reward, done, _info = self.step(np.zeros(self.model.nu))
-        assert not done
-        self.obs_dim = observation.size
-        bounds = self.model.actuator_ctrlrange.copy()
-        low, high = bounds[:, 0], bounds[:, 1]
-        self.action_space = gymnasium.spaces.Box(low=low, high=high, dtype=np.float64)
-        high = np.inf * np.ones(self.obs_dim)
-        self.observation_space = gymnasium.spaces.Box(-high, high, dtype=np.float64)
-        self.seed()
+        self.init_mujoco(self._load_patched_model(), np.float64)
         # RandomEnv.__init__
         self.log_scale_limit = log_scale_limit
         self.rand_params = self.RAND_PARAMS
@@ -86,14 +74,10 @@ class OriginalRandomEnv(GymMujocoEnvParts, EzPickle):
         """The model of our env of the same name (subclasses: gymnasium's XML plus patches)."""
         raise NotImplementedError
 
-    # --- rand_param_envs gym MujocoEnv (seed, dt, do_simulation, set_state, reset: GymMujocoEnvParts)
+    # --- rand_param_envs gym MujocoEnv (the rest: GymMujocoEnvParts)
     def state_vector(self) -> np.ndarray:
         """``[qpos, qvel]``."""
         return np.concatenate([self.data.qpos.flat, self.data.qvel.flat])
-
-    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, dict]:
-        """One env step; returns ``(obs, reward, done, info)`` (subclasses)."""
-        raise NotImplementedError
 
     # --- rand_param_envs RandomEnv ---------------------------------------------------------------
     def sample_tasks(self, n_tasks: int) -> list[dict[str, np.ndarray]]:
