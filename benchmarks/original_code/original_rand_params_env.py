@@ -3,7 +3,8 @@
 The paper ran these two envs from ``rand_param_envs`` (dennisl88/rand_param_envs, read at
 4d1529d; the envs, their gym ``MujocoEnv`` and XMLs last changed in c662ac8, which set the
 XMLs' time step to 0.004), which vendors an old gym and mujoco-py 0.5.7 (MuJoCo 1.31): neither
-can run today. The classes below repeat, line by line,
+can run today. The classes below repeat, line by line (the walker's and the hopper's
+identical observation and reset once, in their base),
 ``rand_param_envs/base.py`` (``RandomEnv``), ``walker2d_rand_params.py``,
 ``hopper_rand_params.py`` and the parts of its ``gym/envs/mujoco/mujoco_env.py`` they use, on
 the official ``mujoco`` bindings and on THE MODEL OF OUR ENVS: gymnasium's ``walker2d_v5.xml``
@@ -78,6 +79,17 @@ class OriginalRandomEnv(GymMujocoEnvParts, EzPickle):
     def state_vector(self) -> np.ndarray:
         """``[qpos, qvel]``."""
         return np.concatenate([self.data.qpos.flat, self.data.qvel.flat])
+
+    # --- the walker's and the hopper's (identical in rand_param_envs) -----------------------
+    def _get_obs(self) -> np.ndarray:
+        return np.concatenate([self.data.qpos.flat[1:], np.clip(self.data.qvel.flat, -10, 10)])
+
+    def reset_model(self) -> np.ndarray:
+        """Set ``init_qpos/qvel + U(-0.005, 0.005)`` and return the observation."""
+        qpos = self.init_qpos + self.np_random.uniform(low=-.005, high=.005, size=self.model.nq)
+        qvel = self.init_qvel + self.np_random.uniform(low=-.005, high=.005, size=self.model.nv)
+        self.set_state(qpos, qvel)
+        return self._get_obs()
 
     # --- rand_param_envs RandomEnv ---------------------------------------------------------------
     def sample_tasks(self, n_tasks: int) -> list[dict[str, np.ndarray]]:
@@ -197,18 +209,6 @@ class OriginalWalker2DRandParamsEnv(OriginalRandomEnv):
         ob = self._get_obs()
         return ob, reward, done, {}
 
-    def _get_obs(self) -> np.ndarray:
-        qpos = self.data.qpos
-        qvel = self.data.qvel
-        return np.concatenate([qpos[1:], np.clip(qvel, -10, 10)]).ravel()
-
-    def reset_model(self) -> np.ndarray:
-        """Set ``init_qpos/qvel + U(-0.005, 0.005)`` and return the observation."""
-        self.set_state(
-            self.init_qpos + self.np_random.uniform(low=-.005, high=.005, size=self.model.nq),
-            self.init_qvel + self.np_random.uniform(low=-.005, high=.005, size=self.model.nv)
-        )
-        return self._get_obs()
 
 
 class OriginalHopperRandParamsEnv(OriginalRandomEnv):
@@ -247,18 +247,6 @@ class OriginalHopperRandParamsEnv(OriginalRandomEnv):
         ob = self._get_obs()
         return ob, reward, done, {}
 
-    def _get_obs(self) -> np.ndarray:
-        return np.concatenate([
-            self.data.qpos.flat[1:],
-            np.clip(self.data.qvel.flat, -10, 10)
-        ])
-
-    def reset_model(self) -> np.ndarray:
-        """Set ``init_qpos/qvel + U(-0.005, 0.005)`` and return the observation."""
-        qpos = self.init_qpos + self.np_random.uniform(low=-.005, high=.005, size=self.model.nq)
-        qvel = self.init_qvel + self.np_random.uniform(low=-.005, high=.005, size=self.model.nv)
-        self.set_state(qpos, qvel)
-        return self._get_obs()
 
 
 STANDALONE_ENVS: dict[str, type[OriginalRandomEnv]] = {
