@@ -395,6 +395,21 @@ def test_exploration_type_flag_reaches_the_algorithm(scripts, name):
         scripts[name].make_algo(config, policy)
 
 
+def test_hvp_approach_flag_reaches_the_optimizer(scripts):
+    import tensorflow as tf
+
+    from meta_policy_search.policies import MetaGaussianMLPPolicy
+
+    flags = ["--meta_batch_size", "2", "--hidden_sizes", "4", "--max_path_length", "3"]
+    config, _ = parse_config(scripts["trpo_maml_run_mujoco"].Config,
+                             flags + ["--hvp_approach", "finite_difference_original"])
+    policy = MetaGaussianMLPPolicy(2, 2, 2, hidden_sizes=(4,), seed=0, dtype=tf.float64)
+    algo = scripts["trpo_maml_run_mujoco"].make_algo(config, policy)
+    assert algo.optimizer.hvp_approach == "finite_difference_original"
+    with pytest.raises(ConfigError, match="--hvp_approach bogus: must be one of"):
+        parse_config(scripts["trpo_maml_run_mujoco"].Config, flags + ["--hvp_approach", "bogus"])
+
+
 @pytest.mark.parametrize("name", ["promp", "ppo_maml", "trpo_maml", "vpg_maml", "dice_maml",
                                   "vpg_dice"])
 def test_every_config_field_named_like_a_constructor_argument_reaches_the_algorithm(

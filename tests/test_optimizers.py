@@ -135,7 +135,8 @@ def _reference_hvp(variables, constraint_fn, inputs, vector, eps=1e-5):
 
 @pytest.mark.parametrize(
     "approach, rtol",
-    [("exact", 1e-6), ("forward_over_reverse", 1e-6), ("finite_difference", 1e-4)],
+    [("exact", 1e-6), ("forward_over_reverse", 1e-6), ("finite_difference", 1e-4),
+     ("finite_difference_original", 1e-4)],
 )
 def test_hvp_through_inner_gradient_step_matches_finite_differences(approach, rtol):
     variables, inputs, loss_fn, constraint_fn = _meta_problem()
@@ -148,6 +149,26 @@ def test_hvp_through_inner_gradient_step_matches_finite_differences(approach, rt
     np.testing.assert_allclose(hv, reference, rtol=rtol, atol=rtol * np.abs(reference).max())
     # The finite-difference path assigns the variables temporarily: they must be restored.
     np.testing.assert_array_equal(flatten_tensors(variables).numpy(), theta_before)
+
+
+@pytest.mark.parametrize("approach", ["finite_difference", "finite_difference_original"])
+def test_finite_difference_hvp_steps_as_documented(approach):
+    """On c(theta) = sum(theta^4) / 4 the central difference along v with step h is
+    3 theta^2 v + h^2 v^3 exactly, so the error term pins h: the original's absolute step
+    ``finite_diff_eps`` along the unnormalised v, or the relative one."""
+    theta0 = np.array([0.5, -1.0, 2.0])
+    vector = np.array([300.0, -200.0, 100.0])
+    var = tf.Variable(theta0)
+    opt = ConjugateGradientOptimizer(hvp_approach=approach, finite_diff_eps=1e-5)
+    build_constrained(opt, [var], lambda inp: tf.reduce_sum(var),
+                      lambda inp: tf.reduce_sum(var**4) / 4, 1.0)
+    hv = opt.hvp((tf.zeros((1, 1), tf.float64),), vector).numpy()
+    error = hv - 3 * theta0**2 * vector
+    if approach == "finite_difference_original":
+        np.testing.assert_allclose(error, 1e-5**2 * vector**3, rtol=1e-4)  # 0.27, -0.08, 0.01
+    else:
+        h = 1e-5 * (1 + np.linalg.norm(theta0)) / np.linalg.norm(vector)
+        np.testing.assert_allclose(error, h**2 * vector**3, rtol=0.2, atol=3e-8)
 
 
 # ------------------------------------------------- compiled step vs step-by-step numpy reference

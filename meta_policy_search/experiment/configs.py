@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from meta_policy_search.choices import EXPLORATION_TYPES
+from meta_policy_search.choices import EXPLORATION_TYPES, HVP_APPROACHES
 from meta_policy_search.experiment.paper import env_horizons
 from meta_policy_search.meta_algos import inner_step_settings  # standard library only
 from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS as INNER_STEP
@@ -224,6 +224,11 @@ class TRPOMAMLConfig(MetaRLConfig):
     """Add E-MAML's exploration term."""
     exploration_type: str = "original"
     """Form of E-MAML's term: ``original`` (the original ProMP code's) or ``emaml_paper``."""
+    hvp_approach: str = "gauss_newton"
+    """Hessian-vector products of the conjugate gradient: ``gauss_newton`` (exact at the old
+    parameters, the fastest), ``exact``, ``forward_over_reverse``, ``finite_difference`` or
+    ``finite_difference_original`` (the original ProMP code's float32 finite difference, to
+    measure its effect)."""
     jit_compile: bool = True
     """Compile with XLA: faster TRPO steps (``benchmarks/results/algo_steps.md``)."""
 
@@ -335,6 +340,7 @@ FIELD_RULES: dict[str, Rule] = {
     "anneal_factor": _positive(),
     "step_size": _positive(),
     "exploration_type": _one_of(EXPLORATION_TYPES),
+    "hvp_approach": _one_of(HVP_APPROACHES),
     "dice_baseline": _one_of(BASELINES),
 }
 """Per-field valid values, checked by :func:`validate_config` (every float field is also

@@ -138,6 +138,7 @@ def make_trpo_maml(config: TRPOMAMLConfig, policy: Any) -> Any:
         inner_type=config.inner_type,
         exploration=config.exploration,
         exploration_type=config.exploration_type,
+        hvp_approach=config.hvp_approach,
     )
 
 

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 import tensorflow as tf
 
+from meta_policy_search.choices import HVP_APPROACHES
 from meta_policy_search.optimizers.utils import (
     check_variables,
     flatten_tensors,
@@ -39,7 +40,6 @@ Objective = Callable[[Inputs], tuple[tf.Tensor, Outputs]]
 """``inputs -> (scalar loss, outputs)``: the loss and, from the same forward pass, the model
 outputs the constraint is a function of (e.g. the adapted policy's ``{'mean', 'log_std'}``)."""
 
-HVP_APPROACHES = ("exact", "gauss_newton", "forward_over_reverse", "finite_difference")
 
 
 class Constraint(NamedTuple):
@@ -151,9 +151,15 @@ class ConjugateGradientOptimizer:
       value as ``'exact'``, recomputed for every product.
     * ``'finite_difference'``: central difference of the gradient,
       ``(grad(theta + h v) - grad(theta - h v)) / (2 h)`` with
-      ``h = finite_diff_eps * (1 + ||theta||) / ||v||`` (a relative step along ``v``; the original
-      used a one-sided difference with ``h = finite_diff_eps / ||theta||``). Assigns the variables
-      temporarily. With float32 variables use ``finite_diff_eps`` around 1e-3.
+      ``h = finite_diff_eps * (1 + ||theta||) / ||v||`` (a relative step along ``v``). Assigns
+      the variables temporarily. With float32 variables use ``finite_diff_eps`` around 1e-3.
+    * ``'finite_difference_original'``: the original ProMP code's product (its
+      ``FiniteDifferenceHvp``, the one its TRPO-MAML ran): the same central difference with the
+      absolute step ``h = finite_diff_eps`` (1e-5 there) along the unnormalised vector. In
+      float32 this step is near the parameters' rounding, so the product is noisy and tends
+      to underestimate the curvature (``benchmarks/original_code/README.md``); it is here to
+      measure what that does to learning, not as a recommended setting. The original also
+      had ``reg_coeff = 0``.
 
     The objective may itself use ``tf.GradientTape`` (e.g. MAML's inner step): the HVP then
     differentiates through that inner gradient.
@@ -244,6 +250,7 @@ class ConjugateGradientOptimizer:
             "gauss_newton": self._hvp_gauss_newton,
             "forward_over_reverse": self._hvp_forward_over_reverse,
             "finite_difference": self._hvp_finite_difference,
+            "finite_difference_original": self._hvp_finite_difference,
         }[self.hvp_approach]
         compile_options = dict(reduce_retracing=True, jit_compile=self.jit_compile)
         self._hvp_tf = tf.function(self._hvp_impl, **compile_options)
@@ -352,7 +359,10 @@ class ConjugateGradientOptimizer:
     def _hvp_finite_difference(self, inputs: Inputs, vector: tf.Tensor) -> tf.Tensor:
         theta = self._flat_params()
         v_norm = tf.norm(vector)
-        h = self.finite_diff_eps * (1.0 + tf.norm(theta)) / tf.maximum(v_norm, 1e-30)
+        if self.hvp_approach == "finite_difference_original":
+            h = tf.constant(self.finite_diff_eps, theta.dtype)
+        else:
+            h = self.finite_diff_eps * (1.0 + tf.norm(theta)) / tf.maximum(v_norm, 1e-30)
         self._assign_flat(theta + h * vector)
         _, grad_plus = self._flat_gradient(self._constraint_value, inputs)
         self._assign_flat(theta - h * vector)
