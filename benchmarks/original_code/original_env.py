@@ -16,9 +16,9 @@ import mujoco
 import numpy as np
 from gymnasium.utils import EzPickle
 
-HALF_CHEETAH_XML = os.path.join(
-    os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets", "half_cheetah.xml"
-)
+GYMNASIUM_ASSETS = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets")
+"""gymnasium's MuJoCo models, which our envs load (patched where the paper's physics differs)."""
+HALF_CHEETAH_XML = os.path.join(GYMNASIUM_ASSETS, "half_cheetah.xml")
 """gymnasium's half-cheetah model (the model of gymnasium's HalfCheetah v5 and of our env)."""
 
 FRAME_SKIP = 5

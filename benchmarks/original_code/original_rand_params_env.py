@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import os
 
-import gymnasium
 import mujoco
 import numpy as np
 from gymnasium.utils import EzPickle
-from original_env import GymMujocoEnvParts, load_model
+from original_env import GYMNASIUM_ASSETS, GymMujocoEnvParts, load_model
 
-GYMNASIUM_ASSETS = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets")
 WALKER2D_XML = os.path.join(GYMNASIUM_ASSETS, "walker2d_v5.xml")
 """gymnasium's walker model (the model of our ``Walker2DRandParamsEnv``)."""
 HOPPER_XML = os.path.join(GYMNASIUM_ASSETS, "hopper.xml")

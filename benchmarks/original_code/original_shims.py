@@ -1,5 +1,8 @@
 """Import-time shims that let the original ProMP code (TF1, gym 0.10.5) import on today's stack.
 
+Also one run-time shim: numpy 1.x's ``reshape(a, newshape=...)`` for the original's TRPO
+optimizer (``--algo trpo_maml``), set after the import.
+
 A diagnostic outside our package: ``tf.compat.v1`` is used here on purpose (the original is TF1
 graph code). See ``README.md`` in this folder for the list of shimmed names.
 """
@@ -149,10 +152,27 @@ class _NumpyCast:
         return lambda x: np.asarray(x, dtype=dtype)
 
 
+def _numpy_with_newshape() -> types.ModuleType:
+    """numpy, whose ``reshape`` takes numpy 1.x's ``newshape`` argument (removed in numpy 2.4).
+
+    Set as the ``np`` of the original's TRPO optimizer module only (its ``_unflatten_params``
+    calls ``np.reshape(x, newshape=shape)``); every other name is numpy's own.
+    """
+
+    def reshape(a: object, newshape: object, order: str = "C") -> np.ndarray:
+        """numpy 1.x's ``np.reshape(a, newshape, order='C')``."""
+        return np.reshape(a, newshape, order=order)
+
+    module = _ForwardingModule("numpy")
+    module._target = np
+    module.reshape = reshape
+    return module
+
+
 def install_other_shims() -> None:
     """Install the ``gym``, ``rand_param_envs``, ``scipy``, ``pyprind`` and ``mpi4py`` shims, and
-    numpy 1.x's ``np.cast`` (removed in numpy 2; the original's TRPO optimizer, imported by its
-    ``optimizers`` package but not used by ProMP, calls it at import time)."""
+    numpy 1.x's ``np.cast`` (removed in numpy 2; the original's TRPO optimizer module, imported by
+    its ``optimizers`` package also when ProMP runs, calls it at import time)."""
     if not hasattr(np, "cast"):
         np.cast = _NumpyCast()
     gym = _module("gym", __path__=[])
@@ -202,6 +222,7 @@ def import_original(original_repo: str) -> dict[str, object]:
     from meta_policy_search.baselines.linear_baseline import LinearFeatureBaseline
     from meta_policy_search.envs.normalized_env import normalize
     from meta_policy_search.meta_algos.pro_mp import ProMP
+    from meta_policy_search.meta_algos.trpo_maml import TRPOMAML
     from meta_policy_search.meta_trainer import Trainer
     from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
     from meta_policy_search.samplers.meta_sample_processor import MetaSampleProcessor
@@ -209,6 +230,7 @@ def import_original(original_repo: str) -> dict[str, object]:
     from meta_policy_search.utils import logger
     from meta_policy_search.utils.utils import ClassEncoder, set_seed
 
+    sys.modules["meta_policy_search.optimizers.conjugate_gradient_optimizer"].np = _numpy_with_newshape()
     for name, module in list(sys.modules.items()):
         if name.split(".")[0] == "meta_policy_search" and getattr(module, "__file__", None):
             if not os.path.realpath(module.__file__).startswith(original_repo + os.sep):
@@ -217,6 +239,7 @@ def import_original(original_repo: str) -> dict[str, object]:
         LinearFeatureBaseline=LinearFeatureBaseline,
         normalize=normalize,
         ProMP=ProMP,
+        TRPOMAML=TRPOMAML,
         Trainer=Trainer,
         MetaGaussianMLPPolicy=MetaGaussianMLPPolicy,
         MetaSampleProcessor=MetaSampleProcessor,
