@@ -85,6 +85,19 @@ class SideBySide:
         for key, value in values.items():
             self.maxima[key] = max(self.maxima.get(key, 0.0), value)
 
+    def run_random_episode(self, ours: Any, standalone: Any, rng: np.random.Generator,
+                           reset_noise: float, n_steps: int, episode: int) -> None:
+        """Reset both envs (their tasks set by the caller), draw one start state (uniform
+        ``reset_noise`` around the standalone's initial state) and ``n_steps`` random actions
+        at ``ACTION_SCALES[episode % 3]`` from ``rng``, and run them as :meth:`run_episode`."""
+        ours.reset(seed=int(rng.integers(2**31)))
+        standalone.reset()
+        model = standalone.model
+        qpos = standalone.init_qpos + rng.uniform(-reset_noise, reset_noise, model.nq)
+        qvel = standalone.init_qvel + rng.uniform(-reset_noise, reset_noise, model.nv)
+        scale = ACTION_SCALES[episode % len(ACTION_SCALES)]
+        self.run_episode(ours, standalone, qpos, qvel, random_actions(rng, model, n_steps, scale))
+
     def run_episode(self, ours: Any, standalone: Any, qpos: np.ndarray, qvel: np.ndarray,
                     actions: np.ndarray) -> None:
         """Set both envs to ``(qpos, qvel)`` and step both with each row of ``actions``.

@@ -15,12 +15,10 @@ import sys
 import mujoco
 import numpy as np
 from check_common import (
-    ACTION_SCALES,
     SideBySide,
     StepComparison,
     assert_same_setup,
     model_differences,
-    random_actions,
 )
 from original_humanoid_env import OriginalHumanoidRandDirec2DEnv
 
@@ -127,12 +125,7 @@ def check_humanoid_env(n_episodes: int = 20, n_steps: int = 200, seed: int = 0) 
         ours.set_task(task)
         standalone.set_task(task)
         max_task_change = max(max_task_change, float(np.max(np.abs(ours.get_task() - task))))
-        ours.reset(seed=int(rng.integers(2**31)))
-        standalone.reset()
-        qpos = standalone.init_qpos + rng.uniform(-0.01, 0.01, standalone.model.nq)
-        qvel = standalone.init_qvel + rng.uniform(-0.01, 0.01, standalone.model.nv)
-        actions = random_actions(rng, standalone.model, n_steps, ACTION_SCALES[episode % len(ACTION_SCALES)])
-        episodes.run_episode(ours, standalone, qpos, qvel, actions)
+        episodes.run_random_episode(ours, standalone, rng, 0.01, n_steps, episode)
     return {
         "env": "HumanoidRandDirec2DEnv",
         "obs_dims_ours_original": [int(kept.size), int(standalone.obs_dim)],

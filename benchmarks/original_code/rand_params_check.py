@@ -9,7 +9,7 @@ import copy
 import sys
 
 import numpy as np
-from check_common import ACTION_SCALES, SideBySide, assert_same_setup, model_differences, random_actions
+from check_common import SideBySide, assert_same_setup, model_differences
 from original_rand_params_env import STANDALONE_ENVS
 
 
@@ -65,12 +65,7 @@ def check_rand_params_env(env_name: str, n_episodes: int = 20, n_steps: int = 20
             float(np.max(np.abs(written[k] - task[k]) / np.where(task[k] != 0, task[k], 1.0))) for k in task))
         standalone.set_task(written)
         assert not model_differences(ours.model, standalone.model)
-        ours.reset(seed=int(rng.integers(2**31)))
-        standalone.reset()
-        qpos = standalone.init_qpos + rng.uniform(-0.005, 0.005, standalone.model.nq)
-        qvel = standalone.init_qvel + rng.uniform(-0.005, 0.005, standalone.model.nv)
-        actions = random_actions(rng, standalone.model, n_steps, ACTION_SCALES[episode % len(ACTION_SCALES)])
-        episodes.run_episode(ours, standalone, qpos, qvel, actions)
+        episodes.run_random_episode(ours, standalone, rng, 0.005, n_steps, episode)
     return {
         "env": env_name,
         **episodes.summary(),

@@ -78,8 +78,7 @@ from rand_params_check import check_rand_params_env
 ORIGINAL_COMMIT = "93ae339"
 """Commit of jonasrothfuss/ProMP (master) extracted at ``--original_repo``."""
 
-PAPER_CONFIG = {
-    # the keys and their order follow run_scripts/pro-mp_run_mujoco.py's default config
+SCRIPT_CONFIG_HEAD = {
     "seed": 1,
     "baseline": "LinearFeatureBaseline",
     "env": "HalfCheetahRandDirecEnv",
@@ -94,6 +93,14 @@ PAPER_CONFIG = {
     # policy config
     "hidden_sizes": (64, 64),
     "learn_std": True,  # in the original's config but not passed to the policy (default True)
+}
+"""The first keys of both original run scripts' default configs
+(``run_scripts/pro-mp_run_mujoco.py``, ``run_scripts/maml_run_mujoco.py``), equal in both and in
+this order."""
+
+PAPER_CONFIG = {
+    # the keys and their order follow run_scripts/pro-mp_run_mujoco.py's default config
+    **SCRIPT_CONFIG_HEAD,
     # ProMP config
     "inner_lr": 0.1,
     "learning_rate": 1e-3,
@@ -129,20 +136,7 @@ committed params.json of both envs."""
 
 TRPO_MAML_CONFIG = {
     # the keys and their order follow run_scripts/maml_run_mujoco.py's default config
-    "seed": 1,
-    "baseline": "LinearFeatureBaseline",
-    "env": "HalfCheetahRandDirecEnv",
-    # sampler config
-    "rollouts_per_meta_task": 20,
-    "max_path_length": 100,
-    "parallel": False,
-    # sample processor config
-    "discount": 0.99,
-    "gae_lambda": 1,
-    "normalize_adv": True,
-    # policy config
-    "hidden_sizes": (64, 64),
-    "learn_std": True,  # in the original's config but not passed to the policy (default True)
+    **SCRIPT_CONFIG_HEAD,
     # E-MAML config
     "inner_lr": 0.1,
     "learning_rate": 1e-3,  # in the original's config but not passed to TRPOMAML (unused)
