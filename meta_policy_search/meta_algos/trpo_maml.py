@@ -56,7 +56,9 @@ class TRPOMAML(MAMLAlgo):
               as the Trainer does; otherwise the product is the Gauss-Newton approximation.
             * ``'exact'``: double backprop through the KL's gradient (third derivatives through
               the inner step).
-            * ``'forward_over_reverse'``, ``'finite_difference'``: see the optimizer.
+            * ``'forward_over_reverse'``, ``'finite_difference'``,
+              ``'finite_difference_original'`` (the original ProMP code's product): see the
+              optimizer.
         jit_compile: compile the graphs with XLA. On by default here (off for the other
             algorithms), where it makes the TRPO step faster with the same results up to
             floating point rounding (``benchmarks/results/algo_steps.md``).

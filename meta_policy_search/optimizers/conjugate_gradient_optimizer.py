@@ -41,7 +41,6 @@ Objective = Callable[[Inputs], tuple[tf.Tensor, Outputs]]
 outputs the constraint is a function of (e.g. the adapted policy's ``{'mean', 'log_std'}``)."""
 
 
-
 class Constraint(NamedTuple):
     r"""The trust region of a constrained step: ``value(outputs, inputs) <= max_value``.
 
