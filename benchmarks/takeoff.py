@@ -14,15 +14,24 @@ bin's *start*. For our seeds' curves it gives, per bin width, the first drawn po
 the threshold, as an iteration (drawn ``n_timesteps`` / timesteps per iteration), next to the
 paper's readings at iterations 0, 4, 8 and 12.
 
+With ``--compare_with`` a third section compares the take-off iterations of two grids (e.g. the
+original code's seeds against ours) with an exact two-sample rank test (Mann-Whitney U over all
+splits of the pooled values; the seed counts here are small enough to enumerate).
+
 Usage::
 
     python benchmarks/takeoff.py benchmarks/results/reproduction \\
         --output benchmarks/results/reproduction/takeoff.md
+    python benchmarks/takeoff.py benchmarks/results/original_code_halfcheetah \\
+        --compare_with benchmarks/results/reproduction \\
+        --output benchmarks/results/original_code_halfcheetah/takeoff.md
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import math
 import os
 import sys
 
@@ -114,6 +123,60 @@ def drawn_takeoff_table(grid: str, algo: str) -> list[str]:
     return lines
 
 
+def seed_takeoffs(grid: str, algo: str) -> list[int | None]:
+    """Each seed's take-off iteration on ``grid/<algo>/HalfCheetahRandDirecEnv``, in seed order."""
+    env_dir = os.path.join(grid, algo, ENV)
+    returns = (read_progress(os.path.join(env_dir, d, "progress.csv")).get(METRIC, np.array([]))
+               for d in seed_dirs(env_dir))
+    return [takeoff_iteration(r) for r in returns]
+
+
+def mann_whitney_u(first: list[float], second: list[float]) -> float:
+    """U of ``first`` against ``second``: pairs with the ``first`` value smaller, ties counting 1/2."""
+    return sum(float(a < b) + 0.5 * float(a == b) for a in first for b in second)
+
+
+def exact_rank_test(first: list[float], second: list[float]) -> tuple[float, float, float]:
+    """Exact Mann-Whitney test by enumerating every split of the pooled values.
+
+    Returns:
+        ``(u, p_first_smaller, p_two_sided)``: ``u`` from :func:`mann_whitney_u`; the share of
+        splits whose U is at least ``u`` (one-sided: ``first`` tends smaller), and whose U lies
+        at least as far from its null mean ``len(first) * len(second) / 2`` (two-sided).
+    """
+    pooled = list(first) + list(second)
+    u = mann_whitney_u(first, second)
+    centre = len(first) * len(second) / 2
+    n_splits = at_least = as_far = 0
+    for chosen in itertools.combinations(range(len(pooled)), len(first)):
+        chosen_set = set(chosen)
+        split_u = mann_whitney_u([pooled[i] for i in chosen],
+                                 [pooled[i] for i in range(len(pooled)) if i not in chosen_set])
+        n_splits += 1
+        at_least += split_u >= u - 1e-9
+        as_far += abs(split_u - centre) >= abs(u - centre) - 1e-9
+    return u, at_least / n_splits, as_far / n_splits
+
+
+def comparison_lines(grid: str, other: str, algo: str = "promp") -> list[str]:
+    """Markdown lines: the take-offs of ``grid`` against those of ``other``, with the exact test."""
+    ours, theirs = seed_takeoffs(grid, algo), seed_takeoffs(other, algo)
+    if None in ours or None in theirs:
+        return ["", f"## {algo}: comparison with `{other}`", "",
+                "Not computed: a seed never reaches the threshold in the iterations logged."]
+    u, p_one, p_two = exact_rank_test(ours, theirs)
+    return [
+        "", f"## {algo}: take-off against `{other}`", "",
+        "| grid | seeds | take-off iterations | median |", "|---|---|---|---|",
+        f"| this one | {len(ours)} | {', '.join(map(str, ours))} | {np.median(ours):g} |",
+        f"| `{other}` | {len(theirs)} | {', '.join(map(str, theirs))} | {np.median(theirs):g} |", "",
+        f"Exact Mann-Whitney test over all {math.comb(len(ours) + len(theirs), len(ours)):,} "
+        f"splits of the pooled values: U = {u:g} of {len(ours) * len(theirs)} (pairs where this "
+        f"grid's seed takes off earlier, ties 1/2); one-sided p = {p_one:.2f} (this grid "
+        f"earlier), two-sided p = {p_two:.2f}.",
+    ]
+
+
 def takeoff_table(grid: str) -> str:
     """Markdown: per algorithm and seed of ``grid/<algo>/HalfCheetahRandDirecEnv``, the take-off."""
     lines = [
@@ -147,8 +210,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("grid", help="a reproduce.py --out directory")
     parser.add_argument("--output", required=True, help="markdown file to write")
+    parser.add_argument("--compare_with", default=None,
+                        help="another grid whose ProMP take-offs to test against this one's")
     args = parser.parse_args(argv)
     text = takeoff_table(args.grid)
+    if args.compare_with:
+        text += "\n".join(comparison_lines(args.grid, args.compare_with)) + "\n"
     with open(args.output, "w", encoding="utf-8") as f:
         f.write(text)
     print(text)

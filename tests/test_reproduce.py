@@ -432,6 +432,18 @@ def test_binned_mean_curve_pools_seeds_at_the_bin_start():
     np.testing.assert_allclose(means, [6, 26])
 
 
+def test_exact_rank_test_counts_every_split():
+    takeoff = _benchmark_module("takeoff")
+    assert takeoff.mann_whitney_u([1.0], [1.0]) == 0.5
+    # Fully separated 3 against 3: 1 split of C(6, 3) = 20 is as extreme on each side.
+    u, p_one, p_two = takeoff.exact_rank_test([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])
+    assert (u, p_one, p_two) == (9.0, 1 / 20, 2 / 20)
+    # Reversed: the one-sided p (first tends smaller) is then every split.
+    assert takeoff.exact_rank_test([4.0, 5.0, 6.0], [1.0, 2.0, 3.0])[1] == 1.0
+    # Identical samples sit at the null mean: nothing is more central.
+    assert takeoff.exact_rank_test([1.0, 1.0], [1.0, 1.0]) == (2.0, 1.0, 1.0)
+
+
 def test_cell_diagnostics_names_each_setting_the_run_changed():
     diagnostics = _benchmark_module("cell_diagnostics")
     entry = {"inner_lr": 0.05, "hidden_sizes": [64, 64], "max_path_length": 200, "note": "x"}
