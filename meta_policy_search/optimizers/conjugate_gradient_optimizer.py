@@ -79,8 +79,9 @@ def conjugate_gradient(
     Standard conjugate gradient (Hestenes & Stiefel, 1952; Nocedal & Wright, Algorithm 5.2),
     started from ``x = 0``. Stops after ``cg_iters`` products or once the squared residual norm
     ``r^T r`` drops below ``residual_tol``. The vectors keep ``b``'s dtype; the inner products and
-    the scalars ``alpha`` and ``beta`` are float64 (:func:`inner_product`). Runs eagerly (``hvp_fn`` may then be a
-    ``tf.function``) or inside a ``tf.function`` (built on ``tf.while_loop``).
+    the scalars ``alpha`` and ``beta`` are float64 (:func:`inner_product`). Runs eagerly
+    (``hvp_fn`` may then be a ``tf.function``) or inside a ``tf.function`` (built on
+    ``tf.while_loop``).
 
     Args:
         hvp_fn: maps a ``[n]`` vector ``p`` to ``A p`` (``[n]``, same dtype).
