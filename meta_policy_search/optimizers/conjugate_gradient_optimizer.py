@@ -58,7 +58,7 @@ class Constraint(NamedTuple):
 
 
 def inner_product(a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
-    """``a . b`` of two ``[n]`` vectors, accumulated in float64 (returns a float64 scalar).
+    """The inner product of two ``[n]`` vectors, accumulated in float64 (a float64 scalar).
 
     A float32 ``tf.tensordot`` over a policy's ~6e4 parameters is off by about 2e-5 relative,
     and conjugate gradient amplifies such errors in its scalars: on a humanoid MAML-TRPO step the
