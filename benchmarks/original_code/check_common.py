@@ -1,4 +1,5 @@
-"""Pieces shared by the ``--check_env`` checks of the rand-params envs and the humanoid.
+"""Pieces shared by the ``--check_env`` checks of the rand-params envs and the humanoid, and the
+provenance the harness scripts record (:func:`code_and_machine`).
 
 Each check steps our package's env and its standalone twin side by side from the same states
 with the same actions (:class:`SideBySide`), after checking that their compiled models are equal
@@ -7,11 +8,44 @@ with the same actions (:class:`SideBySide`), after checking that their compiled 
 
 from __future__ import annotations
 
+import platform
+import socket
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import mujoco
 import numpy as np
+
+
+def _git(args: list[str], cwd: str) -> str:
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def code_and_machine(repo_dir: str) -> dict[str, Any]:
+    """The commit of ``repo_dir`` (and whether its tree was dirty), the library versions, the
+    host and the command line: what every result file of these scripts records."""
+    import gymnasium
+    import tensorflow as tf
+
+    return {
+        "commit": _git(["rev-parse", "HEAD"], repo_dir),
+        "dirty": bool(_git(["status", "--porcelain"], repo_dir)),
+        "python": sys.version.split()[0],
+        "tensorflow": tf.__version__,
+        "numpy": np.__version__,
+        "mujoco": mujoco.__version__,
+        "gymnasium": gymnasium.__version__,
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "command_line": [sys.executable, *sys.argv],
+    }
+
 
 ACTION_SCALES = (0.1, 0.4, 1.2)
 """Half-widths of the checks' uniform random actions, as fractions of the control half-range:

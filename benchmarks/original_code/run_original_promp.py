@@ -52,17 +52,12 @@ import argparse
 import functools
 import json
 import os
-import platform
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from typing import NamedTuple
 
-import gymnasium
-import mujoco
 import numpy as np
+from check_common import code_and_machine
 from humanoid_check import check_humanoid_env
 from original_env import HALF_CHEETAH_XML, OriginalHalfCheetahRandDirecEnv, check_env
 from original_humanoid_env import HUMANOID_XML, OriginalHumanoidRandDirec2DEnv
@@ -321,41 +316,23 @@ def run(algo: str, config: dict, orig: dict[str, object]) -> None:
     trainer.train()
 
 
-def _git(args: list[str], cwd: str) -> str:
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-        return done.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def provenance(args: argparse.Namespace) -> dict[str, object]:
     """Where this run came from: commits, library versions, host, command line.
 
     What :mod:`meta_policy_search.experiment.provenance` records for our runs, gathered here by
     hand: this process may not import our package (the original's package has its name).
     """
-    import tensorflow as tf  # the shim in a run; its __version__ is the real one
-
     here = os.path.dirname(os.path.realpath(__file__))
     setup = ENV_SETUPS[args.env]
     return {
         "script": os.path.realpath(__file__),
-        "commit": _git(["rev-parse", "HEAD"], here),
-        "dirty": bool(_git(["status", "--porcelain"], here)),
         "original_repo": os.path.realpath(args.original_repo),
         "original_commit": ORIGINAL_COMMIT,
         "algo": args.algo,
         "env_class": f"{setup.env_class.__module__}.{setup.env_class.__name__}",
         "env_xml": setup.xml,
-        "python": sys.version.split()[0],
-        "tensorflow": tf.__version__,
-        "numpy": np.__version__,
-        "mujoco": mujoco.__version__,
-        "gymnasium": gymnasium.__version__,
-        "hostname": socket.gethostname(),
-        "platform": platform.platform(),
-        "command_line": [sys.executable, *sys.argv],
+        # tensorflow is the shim in a run; its __version__ is the real one
+        **code_and_machine(here),
         "start_time": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
 

@@ -45,8 +45,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import socket
 import subprocess
 import sys
 import time
@@ -1048,33 +1046,15 @@ def markdown(r: dict[str, Any]) -> str:
 
 
 def provenance(args: argparse.Namespace) -> dict[str, Any]:
-    import gymnasium
-    import mujoco
-    import tensorflow as tf
-
-    def git(*a: str) -> str:
-        try:
-            return subprocess.run(
-                ["git", *a], cwd=REPO, capture_output=True, text=True, check=True
-            ).stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
-            return "unknown"
+    """Where the comparison came from: commits, library versions, host, date, command line."""
+    from check_common import code_and_machine
 
     return {
         "script": os.path.relpath(os.path.realpath(__file__), REPO),
-        "commit": git("rev-parse", "HEAD"),
-        "dirty": bool(git("status", "--porcelain")),
         "original_repo": os.path.realpath(args.original_repo),
         "original_commit": "93ae339",
-        "python": sys.version.split()[0],
-        "tensorflow": tf.__version__,
-        "numpy": np.__version__,
-        "mujoco": mujoco.__version__,
-        "gymnasium": gymnasium.__version__,
-        "hostname": socket.gethostname(),
-        "platform": platform.platform(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "command_line": [sys.executable, *sys.argv],
+        **code_and_machine(REPO),
     }
 
 
