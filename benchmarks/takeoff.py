@@ -123,12 +123,17 @@ def drawn_takeoff_table(grid: str, algo: str) -> list[str]:
     return lines
 
 
+def seed_returns(grid: str, algo: str) -> list[tuple[str, np.ndarray]]:
+    """``(seed, METRIC per iteration)`` of each seed of ``grid/<algo>/HalfCheetahRandDirecEnv``,
+    in seed order (an empty array where the metric is not logged)."""
+    env_dir = os.path.join(grid, algo, ENV)
+    return [(d[5:], read_progress(os.path.join(env_dir, d, "progress.csv")).get(METRIC, np.array([])))
+            for d in seed_dirs(env_dir)]
+
+
 def seed_takeoffs(grid: str, algo: str) -> list[int | None]:
     """Each seed's take-off iteration on ``grid/<algo>/HalfCheetahRandDirecEnv``, in seed order."""
-    env_dir = os.path.join(grid, algo, ENV)
-    returns = (read_progress(os.path.join(env_dir, d, "progress.csv")).get(METRIC, np.array([]))
-               for d in seed_dirs(env_dir))
-    return [takeoff_iteration(r) for r in returns]
+    return [takeoff_iteration(returns) for _, returns in seed_returns(grid, algo)]
 
 
 def mann_whitney_u(first: list[float], second: list[float]) -> float:
@@ -189,15 +194,12 @@ def takeoff_table(grid: str) -> str:
         "|---|---|---|---|---|",
     ]
     for algo in sorted(os.listdir(grid)):
-        env_dir = os.path.join(grid, algo, ENV)
-        if not os.path.isdir(env_dir):
+        if not os.path.isdir(os.path.join(grid, algo, ENV)):
             continue
-        for seed_dir in seed_dirs(env_dir):
-            columns = read_progress(os.path.join(env_dir, seed_dir, "progress.csv"))
-            returns = columns.get(METRIC, np.array([]))
+        for seed, returns in seed_returns(grid, algo):
             itr = takeoff_iteration(returns)
             paper = PAPER_TAKEOFF.get(algo)
-            lines.append(f"| {algo} | {seed_dir[5:]} | {'not reached' if itr is None else itr} "
+            lines.append(f"| {algo} | {seed} | {'not reached' if itr is None else itr} "
                          f"| {'' if paper is None else f'about {paper}'} | {len(returns)} |")
     for algo in ("promp", "trpo_maml"):
         if os.path.isdir(os.path.join(grid, algo, ENV)):

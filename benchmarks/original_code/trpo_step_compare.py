@@ -156,7 +156,7 @@ def run_ours(args: argparse.Namespace) -> None:
     from meta_policy_search.experiment.runner import make_trpo_maml, make_trpo_maml_sample_processor
     from meta_policy_search.meta_algos.trpo_maml import post_update_kl
     from meta_policy_search.optimizers import ConjugateGradientOptimizer, Constraint
-    from meta_policy_search.optimizers.conjugate_gradient_optimizer import conjugate_gradient
+    from meta_policy_search.optimizers.conjugate_gradient_optimizer import conjugate_gradient, inner_product
 
     config = our_config(args)
     seeds = derive_seeds(config.seed)
@@ -210,11 +210,11 @@ def run_ours(args: argparse.Namespace) -> None:
                 grad=grad,
                 hvp=hvp(vector),
                 direction=direction,
-                curvature=tf.tensordot(direction, damped(direction), 1),
+                curvature=inner_product(direction, damped(direction)),
             )
 
         out = {key: value.numpy() for key, value in run(inputs, tf.constant(vector)).items()}
-        # as ours: the curvature cast to float64, then sqrt(2 delta / (|x.Hx| + 1e-8))
+        # as ours: sqrt(2 delta / (|x.Hx| + 1e-8)) on the optimizer's own x.Hx
         out["step_size"] = np.sqrt(
             2.0 * opt.max_constraint_value / (abs(np.float64(out["curvature"])) + 1e-8)
         )
@@ -389,8 +389,10 @@ def conjugate_gradient_traced(
 
 
 def conjugate_gradient_unrolled(hvp_fn: Any, b: Any, cg_iters: int, dot: Any) -> tuple[Any, Any]:
-    """Our package's ``conjugate_gradient`` (the same updates, no early stop: the residual stays
-    far above 1e-10 here), unrolled, with the inner product ``dot``; also ``r.r`` per iteration."""
+    """Our package's ``conjugate_gradient`` as it was before a1bf824 (the same updates, no early
+    stop: the residual stays far above 1e-10 here), unrolled, with the inner product ``dot`` and
+    scalars in ``dot``'s dtype; also ``r.r`` per iteration. With ``tf.tensordot`` on float32
+    vectors it is the old solver; since a1bf824 ours sums in float64 (``inner_product``)."""
     import tensorflow as tf
 
     x, r, p = tf.zeros_like(b), b, b
