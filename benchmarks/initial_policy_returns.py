@@ -49,7 +49,7 @@ def policy_returns(
     Returns:
         ``(mean return, mean episode length, number of episodes)``.
     """
-    sampling = policy.numpy_policy({k: v.numpy()[None] for k, v in policy.get_params().items()})
+    sampling = policy.numpy_policy({k: v[None] for k, v in policy.get_param_values().items()})
     returns, lengths, total = [], [], 0
     while total < steps:
         env.set_task(env.sample_tasks(1)[0])
