@@ -29,6 +29,15 @@ def test_training_requirements_leave_out_the_tests_docs_and_linters():
     assert requirement_names("requirements-dev.txt") == set(DEV_ONLY)
 
 
+def test_training_requirements_pin_tensorboard():
+    """tensorflow 2.21 does not require tensorboard, so `make train` must install it for the
+    docs' `tensorboard --logdir data/` to work (tests/test_run_outputs.py reads a run's events
+    with it)."""
+    pins = dict(line.split("==") for line in read("requirements.txt").splitlines()
+                if "==" in line and not line.startswith("#"))
+    assert pins["tensorboard"] == pins["tensorflow"] == "2.21.0"
+
+
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_train_installs_no_dev_requirements_and_make_test_does(tmp_path):
     def dry_run(target: str) -> str:
