@@ -48,7 +48,10 @@ MISSING_PARAMS_MEAN: dict[str, Any] = {
     "first_order": False,  # the meta-gradient was second order
     "jit_compile": False,  # nothing was compiled with XLA
     "sampling_mode": "rollouts",  # the sampler took exactly rollouts_per_meta_task episodes
-    "exploration_type": "original",  # E-MAML's term had the original code's form
+    # Read only with exploration true; every committed E-MAML run records it, so a file that
+    # lacks it is a run without the term (an E-MAML run older than the field would need its
+    # commit to tell which form it used).
+    "exploration_type": "original",
     "hvp_approach": "gauss_newton",  # TRPO's products of the KL: Gauss-Newton, or before it
     # double backprop, which gives the same product at the old parameters
 }
