@@ -320,8 +320,7 @@ def run_experiment(
         finished = True
         return run_dir
     finally:
-        announce_run_dir(run_dir, algo_name, "finished" if finished else
-                         "stopped; resume continues after its last checkpoint")
+        announce_run_dir(run_dir, algo_name, "finished" if finished else "stopped before the end")
         run_lock.release()
 
 
