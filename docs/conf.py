@@ -8,6 +8,11 @@ sys.path.insert(0, ROOT)  # build from the repository without installing
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import meta_policy_search  # noqa: E402
+from meta_policy_search.utils.quiet_tf import import_tensorflow  # noqa: E402
+
+# Autodoc imports modules that import TensorFlow; loading it here first, through the filter the
+# run scripts use, keeps its CUDA start-up lines out of the build's output.
+import_tensorflow()
 from meta_policy_search.experiment.paper import paper_config_table_rst  # noqa: E402
 
 GENERATED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_generated")

@@ -45,6 +45,7 @@ from meta_policy_search.experiment.launch import split_passthrough_args
 from meta_policy_search.experiment.paper import ReferencePoint, load_paper_reference
 from meta_policy_search.experiment.planning import has_checkpoint, plan_run
 from meta_policy_search.experiment.registry import algorithm_for_params, get_algorithm
+from meta_policy_search.experiment.script_help import env_names_text
 from meta_policy_search.gradient_variance import CSV_NAME
 
 RETURN_KEY = "Step_1-AverageReturn"
@@ -200,8 +201,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     run_parser = commands.add_parser("run", help="train one run with measurements")
     run_parser.add_argument("--algo", required=True, help="registry name, e.g. lvc_vpg, dice_maml")
     run_parser.add_argument("--env", default="HalfCheetahRandDirecEnv",
-                            help="a built-in env class name or your own as "
-                            "package.module:ClassName")
+                            help=f"environment: {env_names_text()}")
     run_parser.add_argument("--seed", type=int, default=22)
     run_parser.add_argument("--timesteps", type=float, default=1e7,
                             help="train to this many env steps, counted as in the paper")

@@ -85,6 +85,7 @@ from meta_policy_search.experiment.provenance import read_provenance
 from meta_policy_search.experiment.registry import ALGORITHMS, Algorithm, get_algorithm
 from meta_policy_search.experiment.run_checks import check_writable_dir
 from meta_policy_search.experiment.run_lock import check_run_owner
+from meta_policy_search.experiment.script_help import env_names_text
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 
 OUTPUT_NAME = "output.txt"
@@ -149,11 +150,10 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
     argv, extra_args = split_passthrough_args(None if argv is None else list(argv))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--algos", nargs="+", default=[], metavar="ALGO",
-                        help=f"algorithms: {', '.join(ALGORITHMS)}")
+                        help="algorithms (and their legend in plots): " + ", ".join(
+                            f"{name} ({algorithm.legend})" for name, algorithm in ALGORITHMS.items()))
     parser.add_argument("--envs", nargs="+", default=[], metavar="ENV",
-                        help=f"env class names (the paper ran {', '.join(paper_envs())}) or your "
-                        "own env classes as package.module:ClassName (the config defaults, no "
-                        "paper values)")
+                        help=f"environments: {env_names_text()}")
     parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3],
                         help="one run per seed, for every algorithm and env of --algos x --envs")
     parser.add_argument("--cells", nargs="+", default=[], metavar="ALGO:ENV:SEEDS",

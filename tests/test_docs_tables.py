@@ -88,3 +88,22 @@ def test_result_files_render_without_bullets_or_en_dashes():
     assert "<li>" not in html and "\u2013" not in html
     assert "run --env X" in html and "(--env Y --seed 1)" in html
     assert rows(rst)[1][0] == "\\-"
+
+
+def test_every_algorithm_has_a_page():
+    from meta_policy_search.experiment.registry import ALGORITHMS
+
+    on_pages = [name for names in algorithm_tables.PAGE_ALGORITHMS.values() for name in names]
+    assert sorted(on_pages) == sorted(ALGORITHMS)
+    for page in algorithm_tables.PAGE_ALGORITHMS:
+        assert os.path.isfile(os.path.join(DOCS, "algorithms", f"{page}.rst")), page
+
+
+def test_ppo_maml_page_shows_the_promp_settings_its_script_takes():
+    """The paper did not run PPO-MAML; its script applies ProMP's per-env section, without the
+    KL penalty PPO-MAML does not have."""
+    table = rows(algorithm_tables.paper_table_rst(("ppo_maml",)))
+    header, body = table[0], {row[0]: dict(zip(table[0], row)) for row in table[1:]}
+    assert body["``HopperRandParamsEnv``"]["``inner_lr``"] == "0.05"
+    assert body["``HopperRandParamsEnv``"]["``num_ppo_steps``"] == "3"
+    assert not any("kl" in column for column in header)

@@ -360,7 +360,7 @@ GYMNASIUM_TWINS = {HalfCheetahRandDirecEnv: "HalfCheetah-v5", HumanoidRandDirec2
 def test_physics_and_termination_are_gymnasiums(cls):
     """Same seed and actions: the same states and end of episode as gymnasium's own env.
 
-    The README's Humanoid analysis rests on this (our episode lengths are gymnasium's).
+    The Humanoid analysis of docs/reproduce.rst rests on this (our episode lengths are gymnasium's).
     """
     import gymnasium
 
