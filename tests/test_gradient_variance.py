@@ -139,8 +139,27 @@ def test_plot_compares_only_the_papers_rstd_points(tmp_path):
     script.main(["plot", str(tmp_path)])
     rows = [line.split("|") for line in (tmp_path / "gradient_variance.md").read_text().splitlines()
             if line.startswith("| LVC-VPG")]
-    paper = [row[6].strip() for row in rows if row[6].strip()]
+    paper = [row[7].strip() for row in rows if row[7].strip()]
     assert paper == ["5 +- 2", "6 +- 2"], rows
+
+
+def test_rstd_is_read_between_measurements_at_the_papers_timesteps(tmp_path):
+    """Measured at 9.6e6 and 1.008e7, the RStd at the paper's 1e7 lies between the two (as the
+    paper's figure is read), next to the nearest measurement, 1.008e7."""
+    sys.path.insert(0, EXPERIMENTS)
+    import gradient_variance as script
+
+    run_dir = tmp_path / "lvc_vpg" / "HalfCheetahRandDirecEnv" / "seed_22"
+    run_dir.mkdir(parents=True)
+    (run_dir / "params.json").write_text(json.dumps(
+        {"algo": "vpg_maml", "inner_type": "likelihood_ratio", "env": "HalfCheetahRandDirecEnv"}))
+    (run_dir / CSV_NAME).write_text(
+        "Itr,n_timesteps,Meta-GradientRStd\n59,9600000,30.8\n62,10080000,5.6\n")
+    script.main(["plot", str(tmp_path)])
+    (row,) = [line for line in (tmp_path / "gradient_variance.md").read_text().splitlines()
+              if line.startswith("| LVC-VPG | HalfCheetahRandDirecEnv | 1e+07")]
+    # 30.8 + (1e7 - 9.6e6) / (1.008e7 - 9.6e6) x (5.6 - 30.8) = 9.8
+    assert row.split("|")[4:7] == [" 9.8 ", " 1.008e+07: 5.6 ", " 1 "], row
 
 
 def test_plot_compares_the_runs_returns_with_figure_3s(tmp_path):
