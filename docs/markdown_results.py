@@ -86,3 +86,30 @@ def markdown_to_rst(text: str) -> str:
                 else [inline(line)]
         i += 1
     return "\n".join(out).rstrip() + "\n"
+
+
+def section(text: str, heading: str) -> str:
+    """The body of the ``## `` section of a result file whose heading starts with ``heading``.
+
+    Args:
+        text: the markdown.
+        heading: the start of the heading, without the ``## ``.
+
+    Returns:
+        The lines after that heading up to the next ``#`` heading.
+
+    Raises:
+        ValueError: naming ``heading`` if the file has no such section (a renamed heading must
+            fail the docs build, not drop the table from the page).
+    """
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("## " + heading)]
+    if not starts:
+        raise ValueError(f"no section '## {heading}...' in the result file")
+    body = []
+    for line in lines[starts[0] + 1:]:
+        if line.startswith("#"):
+            break
+        body.append(line)
+    return "\n".join(body).strip() + "\n"
+
