@@ -48,8 +48,10 @@ T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 
 """Student's t 0.975 quantiles for 1..20 degrees of freedom (two-sided 95% intervals)."""
 
 SUMMARY_TIMESTEPS = 1e7
+"""``reproduction.md``'s summary lists every learning-curve cell at these timesteps."""
+
 SUMMARY_FIGURE = "fig2"
-"""``reproduction.md``'s summary lists every learning-curve cell (figure 2) at 1e7 timesteps."""
+"""The paper's figure of the summary's cells: the learning curves."""
 
 LEAD_ALGORITHM = "ProMP"
 """The paper's method: at its later points, :func:`later_points_markdown` compares it with each
