@@ -139,14 +139,17 @@ def long_horizon_rst(results_dir: str, folder: str) -> str:
                            f"benchmarks/results/{folder}``.", ""])
     with open(table, encoding="utf-8") as f:
         text = f.read()
-    lines += [f"The grid in ``benchmarks/results/{folder}/`` (its command is at the top of the "
-              "tables), drawn to where its runs reach and then over every point of the paper.", ""]
-    for name, caption in (("reproduction.png", "the timesteps the runs reach"),
-                          ("reproduction_full.png", "every point of the paper's figure 2")):
+    lines += [f"The grid in ``benchmarks/results/{folder}/`` (its command is at the top of its "
+              "``reproduction.md``), drawn to where its runs reach and, while they are short of "
+              "the paper's last point, over every point of the paper.", ""]
+    figures = [("reproduction.png", "the timesteps the runs reach")]
+    if "Reference points not reached yet" in text:  # else the two views are the same
+        figures.append(("reproduction_full.png", "every point of the paper's figure 2"))
+    for name, caption in figures:
         if os.path.isfile(os.path.join(results_dir, folder, name)):
             lines += [f".. figure:: ../benchmarks/results/{folder}/{name}",
                       f"   :alt: Post-update return of the long runs against timesteps, {caption}.",
-                      "   :width: 100%", "",
+                      "   :width: 70%", "",
                       f"   ``benchmarks/results/{folder}/{name}``: {caption}.", ""]
     heading = "The paper's later points"
     if f"## {heading}" in text:  # the table at 2e7, 5e7 and 1e8; the rest is in the file

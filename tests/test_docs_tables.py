@@ -111,7 +111,8 @@ def test_the_long_runs_section_waits_for_its_folder_then_shows_its_figures_and_t
         "# Reproduction\n\n## Every learning-curve cell of the paper (fig2) at 1e7 timesteps\n\n"
         "| a |\n|---|\n| not run |\n\n## The paper's later points, to 1e8 timesteps\n\n"
         "| env | timesteps |\n|---|---|\n| HalfCheetahRandDirecEnv | 1e8 |\n\n"
-        "- lead line\n\n## Every paper value the runs reach\n\n| b |\n|---|\n| 2 |\n")
+        "- lead line\n\n## Every paper value the runs reach\n\n| b |\n|---|\n| 2 |\n\n"
+        "Reference points not reached yet:\n")
     for name in ("reproduction.png", "reproduction_full.png"):
         (grid / name).write_bytes(b"\x89PNG")
     rst = markdown_results.long_horizon_rst(str(tmp_path), "reproduction_1e8")
@@ -119,3 +120,8 @@ def test_the_long_runs_section_waits_for_its_folder_then_shows_its_figures_and_t
     assert ".. figure:: ../benchmarks/results/reproduction_1e8/reproduction_full.png" in rst
     assert rows(rst) == [["env", "timesteps"], ["HalfCheetahRandDirecEnv", "1e8"]]  # only that table
     assert "* lead line" in rst and "not run" not in rst
+    # once every point is reached, the full view is the same figure: not shown twice
+    text = (grid / "reproduction.md").read_text()
+    (grid / "reproduction.md").write_text(text.replace("Reference points not reached yet:", ""))
+    rst = markdown_results.long_horizon_rst(str(tmp_path), "reproduction_1e8")
+    assert "reproduction.png" in rst and "reproduction_full.png" not in rst

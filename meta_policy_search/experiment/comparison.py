@@ -278,8 +278,10 @@ def later_points_markdown(curves: Sequence[Curve], reference: Sequence[Reference
     steps = sorted({point.timesteps for _, point in rows})
     lines = [
         f"## The paper's later points, to {format_steps(horizon)} timesteps", "",
-        "As the table above, at each point of the paper after 1e7 up to this grid's "
-        "`--timesteps`. \"not reached\": no seed has logged this many timesteps yet.", "",
+        "Ours: mean and sample std (ddof 1) over seeds and the 95% t interval of the mean, at "
+        "each point of the paper after 1e7 up to this grid's `--timesteps`; `paper in CI`: "
+        "whether the paper's value lies inside it. \"not reached\": no seed has logged this "
+        "many timesteps yet.", "",
         "| env | algorithm | timesteps | paper | seeds | ours: mean +- std | 95% CI | paper in CI |",
         "|---|---|---|---|---|---|---|---|",
     ]
