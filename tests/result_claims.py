@@ -1,9 +1,10 @@
 """Numbers that the hand-written results pages cite, declared with the committed files they come from.
 
 A results README (``benchmarks/results/<folder>/README.md``) is prose written by a person around
-numbers that a script could recompute from the run files next to it. This module declares
-those numbers, so that ``tests/test_result_claims.py`` recomputes each from its source and
-fails when the text cites a number the files do not give:
+numbers that a script could recompute from the run files next to it.
+``tests/result_claim_pages.py`` declares those numbers with what this module provides, so that
+``tests/test_result_claims.py`` recomputes each from its source and fails when the text cites a
+number the files do not give:
 
 * :class:`Claim`: a quote from a page (matched with whitespace collapsed, so rewrapping is
   free) and a function that returns the numbers of the quote, in order, from the sources.
@@ -15,14 +16,13 @@ fails when the text cites a number the files do not give:
 * :class:`Unchecked`: a quote whose numbers do not come from a run file (settings, versions,
   numbers of another page or of a log), with the reason.
 
-:data:`COVERED` names the pages whose every decimal number must lie in a declared quote or
-table: a number added to them without a declaration fails the test too.
+Every decimal number of a page with declarations must lie in a declared quote or table: a
+number added to such a page without a declaration fails the test too.
 """
 
 from __future__ import annotations
 
 import glob
-import math
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -30,17 +30,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from meta_policy_search.experiment.comparison import confidence_interval
 from meta_policy_search.experiment.curves import read_progress
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
 
-T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 9: 2.262}
-"""Student's t 0.975 quantiles by degrees of freedom (the seed counts used here)."""
-
-NUMBER = re.compile(r"(?:(?<![\w.])-)?\d+(?:,\d{3})*(?:\.\d+)?(?:e[+-]?\d+)?(?![\w])")
-"""A number as the pages write them; a hyphen is a minus sign only after a space or bracket
-(``44.1-65.9`` is a range of two positive numbers)."""
+NUMBER = re.compile(r"(?:(?<![\w.])-|(?<![\w.]))\d+(?:,\d{3})*(?:\.\d+)?(?:e[+-]?\d+)?(?![\w])")
+"""A number as the pages write them, not part of a word or version (``41c0e54``, ``0.5.7``); a
+hyphen is a minus sign only after a space or bracket (``44.1-65.9`` is a range of two positive
+numbers)."""
 
 
 # ---------------------------------------------------------------------------- sources
@@ -110,9 +109,11 @@ def std(values: Sequence[float]) -> float:
 
 
 def interval(values: Sequence[float]) -> list[float]:
-    """The 95% t interval of the mean: ``[low, high]``."""
-    half = T_975[len(values) - 1] * std(values) / math.sqrt(len(values))
-    return [mean(values) - half, mean(values) + half]
+    """The 95% t interval of the mean, as ``reproduction.md`` computes it: ``[low, high]``."""
+    result = confidence_interval(values)
+    assert result is not None, "an interval needs two values"
+    middle, _, half = result
+    return [middle - half, middle + half]
 
 
 def summary(values: Sequence[float]) -> list[float]:
@@ -224,8 +225,8 @@ def check_claim(page: Page, claim: Claim) -> list[str]:
     """Problems of one claim: its quote is not on the page, or a number disagrees."""
     quote = collapse(claim.quote)
     if quote not in page.prose:
-        return [f"{claim.page}: quote not found (edited? update tests/result_claims.py): "
-                f"{quote!r}"]
+        return [f"{claim.page}: quote not found (edited? update its declaration in "
+                f"tests/result_claim_pages.py): {quote!r}"]
     return check_numbers(f"{claim.page}: {quote!r}", numbers(quote, claim.integers),
                          claim.values())
 
@@ -255,7 +256,7 @@ def check_table(page: Page, declared: Table) -> list[str]:
     for row in body:
         if row[0] not in declared.rows:
             problems.append(f"{declared.page}: table {declared.header!r}, row {row[0]!r} is not "
-                            "declared in tests/result_claims.py")
+                            "declared in tests/result_claim_pages.py")
             continue
         for column, cell in zip(head[1:], row[1:]):
             problems += check_numbers(f"{declared.page}: row {row[0]!r}, column {column!r}",
