@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import importlib
+import json
 import os
 import re
 import sys
@@ -122,6 +123,25 @@ def walker_kl_settle(runs: Runs) -> list[float]:
 def argmax_itr(runs: Runs, column: str) -> list[float]:
     """Each seed's iteration where ``column`` is largest."""
     return [float(seed["Itr"][np.argmax(seed[column])]) for seed in runs.seeds]
+
+
+def step_compare(path: str, *keys: str) -> float:
+    """A number of a ``trpo_step_compare`` ``result.json`` (``benchmarks/results/...``)."""
+    with open(os.path.join(RESULTS, path), encoding="utf-8") as f:
+        value = json.load(f)
+    for key in keys:
+        value = value[key]
+    return float(value)
+
+
+CG_COSINE = ("trpo_step_compare/result.json", "cg_direction", "original_exact_damped_vs_ours_gn", "cos")
+"""The CG direction's cosine to the original's with exact products, before the fix."""
+
+
+def largest_difference(first: Runs, second: Runs, column: str, iterations: int) -> float:
+    """The largest ``|first - second|`` of ``column`` over the first ``iterations`` (seed 1 each)."""
+    a, b = first.over(column, last=iterations - 1)[0], second.over(column, last=iterations - 1)[0]
+    return float(np.abs(a - b).max())
 
 
 # ---------------------------------------------------------------------------- sources
@@ -268,5 +288,222 @@ WALKER_CLAIMS = [
     }),
 ]
 
-DECLARATIONS: list[Claim | Table | Unchecked] = [*HOPPER_CLAIMS, *WALKER_CLAIMS]
+# ---------------------------------------------------------------------------- the humanoid
+def original_kl() -> np.ndarray:
+    """The original humanoid run's ``MeanKL`` per iteration."""
+    return HUMANOID_ORIGINAL.over("MeanKL")[0]
+
+
+HUMANOID_CLAIMS = [
+    Claim(HUMANOID, "ends at 250.4 +- 15.9 over seeds 1-3 at 1e7 timesteps (249.2, 266.9, 235.1; "
+          "CI [210.8, 289.96];",
+          lambda: [*summary(HUMANOID_OURS.at(T))[:2], *HUMANOID_OURS.at(T),
+                   *interval(HUMANOID_OURS.at(T))]),
+    Claim(HUMANOID, "our ProMP on the same env learns (471.1 +- 23.6)",
+          lambda: summary(HUMANOID_PROMP.at(T))[:2]),
+    Claim(HUMANOID, "(`../trpo_step_compare/`: cosine 0.9987 with the float32 inner products",
+          lambda: [step_compare(*CG_COSINE)]),
+    Claim(HUMANOID, "**32 iterations** (to 1.02e7 timesteps", integers=True,
+          values=lambda: [len(HUMANOID_ORIGINAL.over("Itr")[0]), timesteps_at(HUMANOID_ORIGINAL, 31)]),
+    Claim(HUMANOID, "(2.56e6 timesteps)", lambda: [timesteps_at(HUMANOID_ORIGINAL_ITR8, 7)]),
+    Claim(HUMANOID, "32-iteration run: 4,798 s from launch to exit (`launches.log`; 4,755 s logged as "
+          "`ItrTime`, 148.6 s per iteration, 132.9-183.2)", integers=True, values=lambda: [
+              32, launch_seconds("original_code_humanoid/launches.log", "seed 1, 32 iterations, "
+                                 "parallel", "seed 1, 32 iterations rc=0"),
+              *(f(times(HUMANOID_ORIGINAL)[0]) for f in (np.sum, np.mean, np.min, np.max))]),
+    Claim(HUMANOID, "The 8-iteration run: 1,913 s, 211-250 s per iteration.", integers=True,
+          values=lambda: [8, launch_seconds("original_code_humanoid/launches.log", "8 itr, parallel",
+                                            "8 itr rc=0"),
+                          *span(times(HUMANOID_ORIGINAL_ITR8))]),
+    Claim(HUMANOID, "(Our MAML-TRPO seeds took 89.4-151.3 s per iteration",
+          lambda: span([[np.mean(t) for t in times(HUMANOID_OURS)]])),
+    Claim(HUMANOID, "**original code 260.2**; ours 250.4 +- 15.9 (seeds 249.2, 266.9, 235.1; CI "
+          "[210.8, 289.96])",
+          lambda: [*HUMANOID_ORIGINAL.at(T), *summary(HUMANOID_OURS.at(T))[:2],
+                   *HUMANOID_OURS.at(T), *interval(HUMANOID_OURS.at(T))]),
+    Claim(HUMANOID, "stays at 162.6-166.8 over all 32 iterations while its post-update return rises "
+          "from 215.4 to 257.5 (highest 262.4)",
+          lambda: [*span(HUMANOID_ORIGINAL.over(STEP0)), HUMANOID_ORIGINAL.over(STEP1)[0][0],
+                   HUMANOID_ORIGINAL.over(STEP1)[0][-1], HUMANOID_ORIGINAL.over(STEP1)[0].max()]),
+    Claim(HUMANOID, "Its episodes last 38.3 steps at iteration 0 and 41.0 at the iteration nearest "
+          "1e7 (iteration 30; ours 36-40 and 38-41", integers=True, values=lambda: [
+              *start_lengths(HUMANOID_ORIGINAL), 0, *episode_lengths(HUMANOID_ORIGINAL), T,
+              benchmark_module("cell_diagnostics").seed_row(HUMANOID_ORIGINAL.seeds[0], T)[
+                  "nearest_itr"],
+              *span([start_lengths(HUMANOID_OURS)]), *span([episode_lengths(HUMANOID_OURS)])]),
+    Claim(HUMANOID, "ProMP's 58-70", integers=True,
+          values=lambda: span([episode_lengths(HUMANOID_PROMP)])),
+    Claim(HUMANOID, "reach a mean KL of 0.0068-0.0100 (ours 0.0056-0.0086, seed 1), except the last "
+          "iteration's, 1.6e-9", lambda: [
+              *span([original_kl()[:-1]]), *span(HUMANOID_OURS_1.over("MeanKL")),
+              original_kl()[-1]]),
+    Claim(HUMANOID, "moves from 0.99969 to 0.99986 over 32 iterations (ours, seed 1: 0.99974 at the "
+          "end)", lambda: [HUMANOID_ORIGINAL.over("Step_1-AveragePolicyStd")[0][0],
+                           HUMANOID_ORIGINAL.over("Step_1-AveragePolicyStd")[0][-1],
+                           HUMANOID_OURS_1.over("Step_1-AveragePolicyStd")[0][-1]]),
+    Claim(HUMANOID, "starts at 164.6 / 219.1 (Step_0 / Step_1) where the 32-iteration run starts at "
+          "165.1 / 215.4",
+          lambda: [HUMANOID_ORIGINAL_ITR8.itr(0, STEP0)[0], HUMANOID_ORIGINAL_ITR8.itr(0)[0],
+                   HUMANOID_ORIGINAL.itr(0, STEP0)[0], HUMANOID_ORIGINAL.itr(0)[0]]),
+    Claim(HUMANOID, "they differ by at most 0.6 before the update (163.9-166.8 against 164.4-166.4) "
+          "and 6.0 after it (215.4-230.9 against 219.0-231.0)", lambda: [
+              largest_difference(HUMANOID_ORIGINAL, HUMANOID_ORIGINAL_ITR8, STEP0, 8),
+              *span(HUMANOID_ORIGINAL.over(STEP0, last=7)),
+              *span(HUMANOID_ORIGINAL_ITR8.over(STEP0)),
+              largest_difference(HUMANOID_ORIGINAL, HUMANOID_ORIGINAL_ITR8, STEP1, 8),
+              *span(HUMANOID_ORIGINAL.over(STEP1, last=7)),
+              *span(HUMANOID_ORIGINAL_ITR8.over(STEP1))]),
+    Claim(HUMANOID, "stays flat for 32 iterations (162.6-166.8), its episodes stay about 40 steps "
+          "long, and it ends at 260.2 at 1e7, between our three seeds (235.1-266.9), inside our CI "
+          "[210.8, 289.96] and 29.8 below the paper's 290", lambda: [
+              *span(HUMANOID_ORIGINAL.over(STEP0)), *HUMANOID_ORIGINAL.at(T),
+              *span([HUMANOID_OURS.at(T)]), *interval(HUMANOID_OURS.at(T)),
+              paper("HumanoidRandDirec2DEnv", "MAML-TRPO") - HUMANOID_ORIGINAL.at(T)[0]]),
+    Claim(HUMANOID, "cosine 0.9987 to the original's with exact products",
+          lambda: [step_compare(*CG_COSINE)]),
+    Unchecked(HUMANOID, "log-likelihood inner step of 0.1, KL step size 0.01", SETTINGS),
+    Unchecked(HUMANOID, "MuJoCo 1.50 through mujoco-py 1.50", VERSIONS),
+    Table(HUMANOID, "iteration (timesteps)", columns=header_timesteps(HUMANOID_ORIGINAL), rows={
+        "original TRPO-MAML, Step_0": lambda c: HUMANOID_ORIGINAL.itr(itr_of(c), STEP0),
+        "original TRPO-MAML, Step_1": lambda c: HUMANOID_ORIGINAL.itr(itr_of(c)),
+        "our MAML-TRPO, Step_0, seeds 1 / 2 / 3": lambda c: HUMANOID_OURS.itr(itr_of(c), STEP0),
+        "our MAML-TRPO, Step_1, seeds 1 / 2 / 3": lambda c: HUMANOID_OURS.itr(itr_of(c)),
+    }),
+]
+
+# ---------------------------------------------------------------------------- the HVP run
+HVP_CLAIMS = [
+    Claim(HVP_PAGE, "ends at 249.2 at 1e7 timesteps", lambda: HUMANOID_OURS_1.at(T)),
+    Claim(HVP_PAGE, "**245.7** with the original's product, 249.2 with ours",
+          lambda: [*HVP.at(T), *HUMANOID_OURS_1.at(T)]),
+    Claim(HVP_PAGE, "0.0081 (0 to 0.0100) against 0.0075 (0.0056 to 0.0086); 4.8 backtracks per "
+          "step on average", lambda: [
+              np.mean(HVP.over("MeanKL")[0]), span(HVP.over("MeanKL"))[1],
+              np.mean(HUMANOID_OURS_1.over("MeanKL")[0]), *span(HUMANOID_OURS_1.over("MeanKL")),
+              np.mean(HVP.over("NumBacktracks")[0])]),
+    Claim(HVP_PAGE, "Outer step 42.2 s against 22.0 s on average; wall time 5,039 s against "
+          "4,134 s", integers=True, values=lambda: [
+              np.mean(HVP.over("Time-OuterStep")[0]),
+              np.mean(HUMANOID_OURS_1.over("Time-OuterStep")[0]),
+              np.sum(times(HVP)[0]), np.sum(times(HUMANOID_OURS_1)[0])]),
+    Claim(HVP_PAGE, "its pre-update return stays as flat (156.3 to 160.1) and its post-update "
+          "return is within 3.9 of ours at every iteration (0.0 to 3.9; both `progress.csv`), "
+          "ending at 245.7 against 249.2 at 1e7", lambda: [
+              *span(HVP.over(STEP0)),
+              largest_difference(HVP, HUMANOID_OURS_1, STEP1, 32),
+              float(np.abs(HVP.over(STEP1)[0] - HUMANOID_OURS_1.over(STEP1)[0]).min()),
+              largest_difference(HVP, HUMANOID_OURS_1, STEP1, 32),
+              *HVP.at(T), *HUMANOID_OURS_1.at(T)]),
+    Claim(HVP_PAGE, "one seed: 260.2 at 1e7", lambda: HUMANOID_ORIGINAL.at(T)),
+    Unchecked(HVP_PAGE, "the chosen direction 2.4-4.2 times (measured there, on the original's own "
+              "graph)", "benchmarks/original_code/README.md (trpo_hvp_diagnostic.py)"),
+    Table(HVP_PAGE, "iteration | 0 | 4", rows={
+        "Gauss-Newton (default), Step_0": lambda c: HUMANOID_OURS_1.itr(int(c), STEP0),
+        "original finite difference, Step_0": lambda c: HVP.itr(int(c), STEP0),
+        "Gauss-Newton (default), Step_1": lambda c: HUMANOID_OURS_1.itr(int(c)),
+        "original finite difference, Step_1": lambda c: HVP.itr(int(c)),
+    }),
+]
+
+# ---------------------------------------------------------------------------- HalfCheetah take-off
+CHEETAH_LOG = "original_code_halfcheetah/launches.log"
+
+
+def exact_test() -> list[float]:
+    """``[U, one-sided p, two-sided p]`` of the original's take-offs against ours."""
+    return list(benchmark_module("takeoff").exact_rank_test(
+        takeoffs("original_code_halfcheetah"), takeoffs("reproduction")))
+
+
+def takeoff_row(grid: str):
+    """A row of the take-off table: seed count, take-offs, median."""
+    columns = {"seeds": lambda: [len(takeoffs(grid))], "take-off iterations": lambda: takeoffs(grid),
+               "median": lambda: [float(np.median(takeoffs(grid)))]}
+    return lambda column: columns[column]()
+
+
+CHEETAH_CLAIMS = [
+    Claim(CHEETAH, "1115 s, 1092 s and 1060 s; seed 4 (a later session, from a checkout of 2f41fa7, "
+          "alone on the machine): 695 s; seed 5 (the same checkout, beside a CI run): 968 s",
+          integers=True, values=lambda: [
+              launch_seconds(CHEETAH_LOG, "start seed 1", "done seed 1"),
+              launch_seconds(CHEETAH_LOG, "start seed 2", "done seed 2"),
+              launch_seconds(CHEETAH_LOG, "start seed 3", "done seed 3"), 4,
+              launch_seconds(CHEETAH_LOG, "start original HalfCheetah seed 4",
+                             "done original HalfCheetah seed 4"), 5,
+              launch_seconds(CHEETAH_LOG, "start original HalfCheetah seed 5",
+                             "done original HalfCheetah seed 5")]),
+    Claim(CHEETAH, "original code (seeds 1-5) -0.1, -0.1, 0.4, 5.1; ours -0.1, 0.0, 1.4, 8.3",
+          lambda: [*drawn_mean(CHEETAH_ORIGINAL, None), *drawn_mean(CHEETAH_OURS, None)]),
+    Claim(CHEETAH, "At the logs' `Itr` 12 (`n_timesteps` 2.08e6) the original's seeds 1-5 read 4.6, "
+          "13.6, 12.0, 11.0, 0.0 (mean 8.2; ours 12.0 over ten seeds, from -0.2 to 41.8); at `Itr` "
+          "29 (4.8e6), 102.4, 120.9, 133.5, 104.2, 48.0 (mean 101.8; ours 89.2, from 30.8 to "
+          "138.4)", lambda: [
+              value for itr in (12, 29) for value in (
+                  timesteps_at(CHEETAH_ORIGINAL, itr), *CHEETAH_ORIGINAL.itr(itr),
+                  mean(CHEETAH_ORIGINAL.itr(itr)), mean(CHEETAH_OURS.itr(itr)),
+                  *span([CHEETAH_OURS.itr(itr)]))]),
+    Claim(CHEETAH, "reaches 35 before iteration 16 (16 to 28; mean 19.2, 95% CI [13.0, 25.4])",
+          integers=True, values=lambda: [
+              35, min(takeoffs("original_code_halfcheetah")),
+              *span([takeoffs("original_code_halfcheetah")]),
+              mean(takeoffs("original_code_halfcheetah")), 95,
+              *interval(takeoffs("original_code_halfcheetah"))]),
+    Claim(CHEETAH, "with bins of 1.5e6 timesteps reads 0.6, 7.5, 14.4 and 28.7",
+          lambda: [1.5e6, *drawn_mean(CHEETAH_OURS, 1.5e6)]),
+    Claim(CHEETAH, "gives U = 30.5 of 50 pairs in which the original's seed takes off earlier, "
+          "one-sided p = 0.26, two-sided p = 0.53", exact_test),
+    Unchecked(CHEETAH, "(40 tasks x 20 rollouts x H 100, inner step 0.1, 5 outer Adam steps of 1e-3, "
+              "clip 0.3, inner KL penalty 5e-4 fixed)", SETTINGS),
+    Unchecked(CHEETAH, "rewards within 2.2e-16", ENV_CHECK),
+    Unchecked(CHEETAH, "(MuJoCo 4 here, 1.50 in the paper; `../engine_response.md`: 2.3.3 and 4.0 "
+              "agree", VERSIONS),
+    Table(CHEETAH, "seeds | take-off iterations | median", integers=True, rows={
+        # the paper's own statements: a mean over >= 3 seeds, 35 reached at about iteration 12
+        "paper's ProMP mean curve (figure 2)": lambda c: {"seeds": [3], "take-off iterations": [
+            benchmark_module("takeoff").PAPER_TAKEOFF["promp"]], "median": []}[c],
+        "original code, our physics (here)": takeoff_row("original_code_halfcheetah"),
+        "our ProMP (`../reproduction/takeoff.md`)": takeoff_row("reproduction"),
+    }),
+]
+
+# ---------------------------------------------------------------------------- gradient variance
+def rstd(algo: str) -> dict[str, np.ndarray]:
+    """The measurements (``gradient_variance.csv``) of the study's ``algo`` run, seed 22."""
+    from meta_policy_search.experiment.curves import read_progress
+
+    return read_progress(os.path.join(RESULTS, GRADIENT_VARIANCE, algo, "HalfCheetahRandDirecEnv",
+                                      "seed_22", "gradient_variance.csv"))
+
+
+def rstd_cells(algo: str, timesteps: float):
+    """A row of the RStd table: between the measurements around ``timesteps``, the nearest one."""
+    def cell(column: str) -> list[float]:
+        measured = rstd(algo)
+        x, y = measured["n_timesteps"], measured["Meta-GradientRStd"]
+        nearest = int(np.argmin(np.abs(x - timesteps)))
+        return {"ours, interpolated (mean over seeds)": [float(np.interp(timesteps, x, y))],
+                "nearest measurement: timesteps, value": [x[nearest], y[nearest]],
+                "seeds": [], "paper": []}[column]
+    return cell
+
+
+def study_return(algo: str):
+    """A row of the return table: the study run's post-update return at 1e7."""
+    runs = Runs(f"{GRADIENT_VARIANCE}/{algo}/HalfCheetahRandDirecEnv/seed_22")
+    return lambda column: runs.at(T) if column == "ours (mean over seeds)" else []
+
+
+VARIANCE_CLAIMS = [
+    Table(VARIANCE, "ours, interpolated (mean over seeds)", key_columns=3, rows={
+        f"{legend} | HalfCheetahRandDirecEnv | {label}": rstd_cells(algo, timesteps)
+        for legend, algo in (("DiCE-VPG", "dice_maml"), ("LVC-VPG", "lvc_vpg"))
+        for label, timesteps in (("2e+06", 2e6), ("1e+07", 1e7))}),
+    Table(VARIANCE, "ours (mean over seeds)", key_columns=3, rows={
+        "DiCE-VPG | HalfCheetahRandDirecEnv | 1e+07": study_return("dice_maml"),
+        "LVC-VPG | HalfCheetahRandDirecEnv | 1e+07": study_return("lvc_vpg")}),
+]
+
+DECLARATIONS: list[Claim | Table | Unchecked] = [
+    *HOPPER_CLAIMS, *WALKER_CLAIMS, *HUMANOID_CLAIMS, *HVP_CLAIMS, *CHEETAH_CLAIMS, *VARIANCE_CLAIMS]
 """Everything the tests check, page by page."""

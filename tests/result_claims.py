@@ -140,10 +140,12 @@ class Claim:
 
 @dataclass(frozen=True)
 class Table:
-    """A markdown table of ``page`` (its header starts with ``header``): row label -> cell numbers.
+    """A markdown table of ``page`` (its header row contains ``header``): row -> cell numbers.
 
-    ``rows[label](column_header)`` returns the numbers of that row's cell under that column;
-    ``columns(column_header)``, if given, the decimal numbers of the header cell itself.
+    A row is named by its first ``key_columns`` cells joined by ``" | "`` (e.g. ``"DiCE-VPG |
+    HalfCheetahRandDirecEnv | 1e+07"``); ``rows[name](column_header)`` returns the numbers of
+    that row's cell under that column, for the columns after the key; ``columns(column_header)``,
+    if given, the decimal numbers of the header cell itself.
     """
 
     page: str
@@ -151,6 +153,7 @@ class Table:
     rows: dict[str, Callable[[str], Sequence[float]]]
     columns: Callable[[str], Sequence[float]] | None = None
     integers: bool = False
+    key_columns: int = 1
 
 
 @dataclass(frozen=True)
@@ -232,9 +235,9 @@ def check_claim(page: Page, claim: Claim) -> list[str]:
 
 
 def find_table(page: Page, header: str) -> list[list[str]] | None:
-    """The table of ``page`` whose first header cell starts with ``header``."""
+    """The table of ``page`` whose header row (cells joined by ``" | "``) contains ``header``."""
     for table in page.tables:
-        if table[0][0].startswith(header):
+        if header in " | ".join(table[0]):
             return table
     return None
 
@@ -244,24 +247,25 @@ def check_table(page: Page, declared: Table) -> list[str]:
     table = find_table(page, declared.header)
     if table is None:
         return [f"{declared.page}: no table whose header starts with {declared.header!r}"]
+    keys = declared.key_columns
     head, body = table[0], table[1:]
     problems = []
-    labels = [row[0] for row in body]
+    labels = [" | ".join(row[:keys]) for row in body]
     problems += [f"{declared.page}: table {declared.header!r} has no row {label!r}"
                  for label in declared.rows if label not in labels]
     if declared.columns is not None:
-        for column in head[1:]:
+        for column in head[keys:]:
             problems += check_numbers(f"{declared.page}: header {column!r}", numbers(column),
                                       declared.columns(column))
-    for row in body:
-        if row[0] not in declared.rows:
-            problems.append(f"{declared.page}: table {declared.header!r}, row {row[0]!r} is not "
+    for label, row in zip(labels, body):
+        if label not in declared.rows:
+            problems.append(f"{declared.page}: table {declared.header!r}, row {label!r} is not "
                             "declared in tests/result_claim_pages.py")
             continue
-        for column, cell in zip(head[1:], row[1:]):
-            problems += check_numbers(f"{declared.page}: row {row[0]!r}, column {column!r}",
+        for column, cell in zip(head[keys:], row[keys:]):
+            problems += check_numbers(f"{declared.page}: row {label!r}, column {column!r}",
                                       numbers(cell, declared.integers),
-                                      declared.rows[row[0]](column))
+                                      declared.rows[label](column))
     return problems
 
 
@@ -279,7 +283,7 @@ def uncovered(page: Page, quotes: Sequence[str], headers: Sequence[str]) -> list
             context = page.prose[max(0, match.start() - 50):match.end() + 20]
             problems.append(f"{page.path}: {match.group(0)} is in no declared claim: ...{context}...")
     for table in page.tables:
-        if not any(table[0][0].startswith(header) for header in headers):
+        if not any(header in " | ".join(table[0]) for header in headers):
             cells = " ".join(" ".join(row) for row in table)
             if numbers(cells):
                 problems.append(f"{page.path}: table {table[0][0]!r} is not declared")
