@@ -504,6 +504,6 @@ VARIANCE_CLAIMS = [
         "LVC-VPG | HalfCheetahRandDirecEnv | 1e+07": study_return("lvc_vpg")}),
 ]
 
-DECLARATIONS: list[Claim | Table | Unchecked] = [
+PAGE_CLAIMS: list[Claim | Table | Unchecked] = [
     *HOPPER_CLAIMS, *WALKER_CLAIMS, *HUMANOID_CLAIMS, *HVP_CLAIMS, *CHEETAH_CLAIMS, *VARIANCE_CLAIMS]
-"""Everything the tests check, page by page."""
+"""The results READMEs' declarations, page by page."""
