@@ -39,8 +39,8 @@ RESULTS = os.path.join(ROOT, "benchmarks", "results")
 NUMBER = re.compile(
     r"(?:(?<![\w.])-|(?<![\w.]))\d+(?:,\d{3})*(?:\.\d+)?(?:e[+-]?\d+)?(?!(?!x\b)\w)")
 """A number as the pages write them, not part of a word or version (``41c0e54``, ``0.5.7``) but
-possibly a factor (``1.2x``); a hyphen is a minus sign only after a space or bracket (``44.1-65.9`` is a range of two positive
-numbers)."""
+possibly a factor (``1.2x``); a hyphen is a minus sign only after a space or bracket
+(``44.1-65.9`` is a range of two positive numbers)."""
 
 
 # ---------------------------------------------------------------------------- sources

@@ -1,8 +1,8 @@
 """The numbers the results pages cite are the numbers their committed files give.
 
-Every declaration of ``tests/result_claim_pages.py`` and ``tests/result_claim_docs.py`` is checked against its page and recomputed
-from its sources (``tests/result_claims.py`` says how); the pages of :data:`COVERED` must have
-no decimal number outside a declaration.
+Every declaration of ``tests/result_claim_pages.py`` and ``tests/result_claim_docs.py`` is
+checked against its page and recomputed from its sources (``tests/result_claims.py`` says how);
+the pages of :data:`COVERED` must have no decimal number outside a declaration.
 """
 
 from __future__ import annotations
