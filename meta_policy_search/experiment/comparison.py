@@ -183,7 +183,8 @@ def comparison_figure(curves: Sequence[Curve], reference: Sequence[ReferencePoin
     fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 4.2 * rows), squeeze=False)
     for ax, env in zip(axes.flat, envs):
         limit = furthest_timesteps(curves, env) * REACH_MARGIN if view == "reached" else math.inf
-        metrics, left_out = set(), set()
+        metrics: set[str] = set()
+        left_out: set[float] = set()
         for curve in (c for c in curves if c.env == env):
             runs = [run for run in curve.runs if curve.metric in run.columns]
             if not runs:
