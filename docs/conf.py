@@ -60,6 +60,17 @@ for _path in RESULT_FILES:
         write_generated("results_" + _path.replace("/", "_").replace(".md", ".rst.inc"),
                         markdown_results.markdown_to_rst(_f.read()))
 
+# The long HalfCheetah runs to 1e8, once their grid is committed in this folder.
+LONG_HORIZON_FOLDER = "reproduction_1e8"
+write_generated("results_long_horizon.rst.inc", markdown_results.long_horizon_rst(
+    os.path.join(ROOT, "benchmarks", "results"), LONG_HORIZON_FOLDER))
+
+# reproduce.rst shows the figure-2 table of reproduction.md, as generated.
+with open(os.path.join(ROOT, "benchmarks", "results", "reproduction", "reproduction.md"),
+          encoding="utf-8") as _f:
+    write_generated("reproduction_figure2_cells.rst.inc", markdown_results.markdown_to_rst(
+        markdown_results.section(_f.read(), "Every learning-curve cell of the paper")))
+
 project = "meta_policy_search"
 author = "meta_policy_search developers"
 copyright = "2025, meta_policy_search developers"  # noqa: A001 - Sphinx's name
