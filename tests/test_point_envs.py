@@ -10,14 +10,10 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from meta_policy_search.envs import (
-    ENV_CLASS_NAMES,
-    MetaPointEnvCorner,
-    MetaPointEnvMomentum,
-    MetaPointEnvWalls,
-    PointEnvRandGoal,
-    make_env,
-)
+from meta_policy_search.envs import ENV_CLASS_NAMES, make_env
+from meta_policy_search.envs.point_envs.corner_envs import MetaPointEnvCorner, MetaPointEnvMomentum
+from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
+from meta_policy_search.envs.point_envs.walls_env import MetaPointEnvWalls
 from meta_policy_search.types import PathBatch
 
 POINT_CLASSES = [PointEnvRandGoal, MetaPointEnvCorner, MetaPointEnvMomentum, MetaPointEnvWalls]
