@@ -50,6 +50,52 @@ def test_example_meta_learns_to_adapt(example):
     assert gain[-10:].mean() > gain[:3].mean() + 2.0, gain
 
 
+MUJOCO_EXAMPLE = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "examples",
+                              "custom_mujoco_env.py")
+
+
+@pytest.fixture(scope="module")
+def mujoco_example():
+    pytest.importorskip("mujoco")
+    spec = importlib.util.spec_from_file_location("custom_mujoco_env_example", MUJOCO_EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # importable by name: the batched form pickles the env
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules[spec.name]
+
+
+def test_mujoco_example_reward_is_its_formula(mujoco_example):
+    env = mujoco_example.HalfCheetahRandGoalEnv()
+    env.set_task(1.5)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (18,) and obs[0] == env.data.qpos[0]  # the root's x is observed
+    action = np.linspace(-1.0, 1.0, 6)
+    obs, reward, terminated, truncated, info = env.step(action)
+    x = float(env.data.qpos[0])
+    assert info["goal_distance"] == pytest.approx(abs(x - 1.5), rel=1e-12)
+    assert reward == pytest.approx(-abs(x - 1.5) - 0.05 * float(action @ action), rel=1e-12)
+    assert not terminated and not truncated
+
+
+def test_mujoco_example_steps_batched_and_equals_the_single_env(mujoco_example):
+    """The samplers pick its batched form (not copies stepped one at a time), and that form
+    gives the single env's numbers bit for bit."""
+    import pickle
+
+    from test_batched_envs import assert_twins_agree
+
+    from meta_policy_search.envs import normalize
+    from meta_policy_search.envs.batched import NormalizedBatchedEnv, make_batched_env
+    from meta_policy_search.envs.batched.mujoco import BatchedMujocoEnv
+
+    env = normalize(mujoco_example.HalfCheetahRandGoalEnv())
+    batched = make_batched_env(env, 3, lambda: pickle.loads(pickle.dumps(env)))
+    assert isinstance(batched, NormalizedBatchedEnv), type(batched)  # not the per-env EnvList
+    assert isinstance(batched.env, BatchedMujocoEnv)
+    assert_twins_agree(env, num_envs=4, num_steps=60)
+
+
 FROM_PYTHON = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "examples",
                            "from_python.py")
 

@@ -376,3 +376,32 @@ def test_physics_and_termination_are_gymnasiums(cls):
             assert ours_done == twin_done
             if ours_done:
                 break
+
+
+def _gymnasium_robot(env):
+    """The gymnasium v5 env class that ``env``'s class builds on (after our classes in the MRO)."""
+    return next(k for k in type(env).__mro__ if k.__module__.startswith("gymnasium.envs.mujoco.")
+                and k.__name__ != "MujocoEnv")
+
+
+@pytest.mark.parametrize("cls", ALL, ids=_ids(ALL))
+def test_observation_and_termination_are_gymnasiums(cls):
+    """Our row maths (the only copy, also run batched) against gymnasium's own ``_get_obs`` and
+    healthy test on the same simulator state, at reset and after steps that end the episode."""
+    env = cls()
+    robot = _gymnasium_robot(env)
+    env.seed_tasks(0)
+    env.set_task(env.sample_tasks(1)[0])
+    obs, _ = env.reset(seed=3)
+    np.testing.assert_array_equal(obs, robot._get_obs(env))
+    ended = False
+    for action in _actions(env, 40, seed=2) * 1.5:
+        obs, _, terminated, _, _ = env.step(action)
+        np.testing.assert_array_equal(obs, robot._get_obs(env))
+        healthy = robot.is_healthy.fget(env) if hasattr(robot, "is_healthy") else True
+        assert terminated == (not healthy and getattr(env, "_terminate_when_unhealthy", False))
+        ended |= terminated
+    if cls in TERMINATING and not ended:
+        _unhealthy(env)
+        _, _, terminated, _, _ = env.step(_actions(env, 1)[0])
+        assert terminated and not robot.is_healthy.fget(env)

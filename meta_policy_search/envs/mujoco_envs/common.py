@@ -84,6 +84,7 @@ class MujocoMetaEnv(MetaEnv, MujocoEnv, utils.EzPickle):
     uses_contact_forces: ClassVar[bool] = False
     """Whether the rows hold the contact forces ``cfrc_ext`` (``mj_rnePostConstraint`` after each
     step) and the fields of :meth:`extra_fields`."""
+    _row_layout: dict[str, tuple[int, int]] | None = None
 
     def _finish_meta_init(self, task: Task, render_mode: str | None) -> None:
         """Record the constructor arguments for pickling and set the initial task.
@@ -121,11 +122,11 @@ class MujocoMetaEnv(MetaEnv, MujocoEnv, utils.EzPickle):
 
     def _rows(self) -> MujocoRows:
         """This env's one row, read from its simulator now."""
-        layout = self.__dict__.get("_row_layout")
-        if layout is None:  # fixed by the model; computed once
-            layout = self.__dict__["_row_layout"] = row_layout(self.row_fields(self.model))
+        if self._row_layout is None:  # fixed by the model's sizes: computed once
+            self._row_layout = row_layout(self.row_fields(self.model))
         values = np.concatenate(self.row_views(self.model, self.data))[None]
-        return MujocoRows(values, layout, self.model, int(self.model.nq), int(self.model.nv))
+        return MujocoRows(values, self._row_layout, self.model, int(self.model.nq),
+                          int(self.model.nv))
 
     # ------------------------------------------------------------------ the maths, over k rows
     def task_array(self) -> Any:
