@@ -1,4 +1,5 @@
-"""The worked example of the documentation's "Add your own task distribution" page runs and learns."""
+"""The worked examples of the documentation's "Add your own task distribution" page run: the point
+env learns, the MuJoCo env steps batched, bit for bit as the single env."""
 
 from __future__ import annotations
 
@@ -12,15 +13,20 @@ import pytest
 EXAMPLE = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "examples", "custom_env.py")
 
 
-@pytest.fixture(scope="module")
-def example():
-    spec = importlib.util.spec_from_file_location("custom_env_example", EXAMPLE)
+def loaded_example(path, name):
+    """Yield the example file ``path`` imported as module ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     # importable by name, so the sampler can pickle the env's class into worker copies
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     yield module
     del sys.modules[spec.name]
+
+
+@pytest.fixture(scope="module")
+def example():
+    yield from loaded_example(EXAMPLE, "custom_env_example")
 
 
 def test_example_env_follows_the_task_protocol(example):
@@ -57,12 +63,7 @@ MUJOCO_EXAMPLE = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "exa
 @pytest.fixture(scope="module")
 def mujoco_example():
     pytest.importorskip("mujoco")
-    spec = importlib.util.spec_from_file_location("custom_mujoco_env_example", MUJOCO_EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # importable by name: the batched form pickles the env
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
+    yield from loaded_example(MUJOCO_EXAMPLE, "custom_mujoco_env_example")
 
 
 def test_mujoco_example_reward_is_its_formula(mujoco_example):
