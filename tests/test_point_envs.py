@@ -414,6 +414,22 @@ def test_the_registry_is_the_one_list_of_built_in_envs():
         env_class("CartPole")
 
 
+def test_each_family_package_exports_its_registry_entries():
+    """The original ProMP code's public names (``meta_policy_search.envs.mujoco_envs.
+    HalfCheetahRandDirecEnv``, ...) stay importable, and name exactly the registry's envs."""
+    from meta_policy_search.envs import point_envs
+    from meta_policy_search.envs.registry import MUJOCO_ENV_CLASS_NAMES, POINT_ENV_CLASS_NAMES
+
+    families = [(point_envs, POINT_ENV_CLASS_NAMES)]
+    if importlib.util.find_spec("mujoco"):
+        families.append((importlib.import_module("meta_policy_search.envs.mujoco_envs"),
+                         MUJOCO_ENV_CLASS_NAMES))
+    for package, names in families:
+        assert sorted(package.__all__) == sorted(names), package.__name__
+        for name in names:
+            assert getattr(package, name).__name__ == name
+
+
 def test_importing_envs_does_not_import_mujoco():
     code = (
         "import sys, meta_policy_search.envs as e; e.make_env('PointEnvRandGoal'); "
