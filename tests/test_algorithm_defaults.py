@@ -15,10 +15,11 @@ import pytest
 
 from meta_policy_search.experiment import paper
 from meta_policy_search.experiment.config_parsing import parse_command_line, resolve_config
-from meta_policy_search.experiment.configs import MetaRLConfig
+from meta_policy_search.experiment.configs import MetaRLConfig, ProMPConfig, validate_config
 from meta_policy_search.experiment.registry import ALGORITHMS, Algorithm
 
 POLICY = "the policy"
+ALGORITHMS_BY_CLASS = {a.algorithm_name: a for a in ALGORITHMS.values()}
 
 
 def _family_config(config_cls: type) -> type:
@@ -46,8 +47,7 @@ def _resolved(algorithm_class: type, **kwargs: Any) -> dict[str, Any]:
     return {name: value for name, value in bound.arguments.items() if name != "policy"}
 
 
-def _python_settings(algorithm: Algorithm, config: MetaRLConfig) -> dict[str, Any]:
-    cls = algorithm.algorithm_class
+def _python_settings(algorithm: Algorithm, cls: type, config: MetaRLConfig) -> dict[str, Any]:
     parameters = inspect.signature(cls).parameters
     kwargs = {k: v for k, v in _script_choices(algorithm).items() if k in parameters}
     if "max_path_length" in parameters:  # DiCE's horizon is the env's, not a setting
@@ -55,7 +55,7 @@ def _python_settings(algorithm: Algorithm, config: MetaRLConfig) -> dict[str, An
     return _resolved(cls, **kwargs)
 
 
-def _cli_settings(algorithm: Algorithm, argv: list[str],
+def _cli_settings(algorithm: Algorithm, real_class: type, argv: list[str],
                   monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], MetaRLConfig]:
     """The arguments the run script's builder passes to the algorithm for ``argv``, resolved."""
     from meta_policy_search import meta_algos
@@ -68,15 +68,16 @@ def _cli_settings(algorithm: Algorithm, argv: list[str],
     config = resolve_config(parsed.config, algorithm.run_name)
     algorithm.make_algo(config, POLICY)
     [kwargs] = calls
-    return _resolved(algorithm.algorithm_class, **kwargs), config
+    return _resolved(real_class, **kwargs), config
 
 
 @pytest.mark.parametrize("argv", [[], ["--paper_config", "false"]], ids=["no_flags", "no_paper"])
 @pytest.mark.parametrize("name", list(ALGORITHMS))
 def test_python_defaults_and_the_run_script_build_the_same_algorithm(name, argv, monkeypatch):
     algorithm = ALGORITHMS[name]
-    cli, config = _cli_settings(algorithm, argv, monkeypatch)
-    assert _python_settings(algorithm, config) == cli
+    real_class = algorithm.algorithm_class  # read before the builder's class is replaced
+    cli, config = _cli_settings(algorithm, real_class, argv, monkeypatch)
+    assert _python_settings(algorithm, real_class, config) == cli
 
 
 @pytest.mark.parametrize("name", sorted({a.algorithm_name for a in ALGORITHMS.values()}))
@@ -96,4 +97,19 @@ def test_every_constructor_default_is_its_config_default(name):
     assert not mismatches, f"{name}: (constructor default, config default) {mismatches}"
 
 
-ALGORITHMS_BY_CLASS = {a.algorithm_name: a for a in ALGORITHMS.values()}
+
+@pytest.mark.parametrize("value", [1.0, 0.5, 1.5, 0.0])
+def test_the_config_and_promp_accept_the_same_anneal_factors(value):
+    """A command line the config accepts must not fail later in ProMP's constructor."""
+    from meta_policy_search.meta_algos import ProMP
+    from meta_policy_search.policies import MetaGaussianMLPPolicy
+
+    config_errors = validate_config(ProMPConfig(anneal_factor=value))
+    policy = MetaGaussianMLPPolicy(1, 1, 1, hidden_sizes=(2,), seed=0)
+    try:
+        ProMP(policy, anneal_factor=value)
+        constructor_error = ""
+    except ValueError as error:
+        constructor_error = str(error)
+    assert bool(config_errors) == bool(constructor_error), (config_errors, constructor_error)
+    assert bool(constructor_error) == (not 0 < value <= 1)
