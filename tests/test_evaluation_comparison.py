@@ -120,7 +120,7 @@ def test_zero_inner_steps_is_plain_ppo_on_one_batch(runs):
     stats = algo.optimize_policy([samples])
     assert "KLInner" not in stats and np.isfinite(stats["LossAfter"])
     with pytest.raises(ValueError, match="integer >= 0, got -1"):
-        MAMLAlgo(policy, meta_batch_size=2, num_inner_grad_steps=-1)
+        MAMLAlgo(policy, num_inner_grad_steps=-1)
     # The run script trains with 0 steps: one sampling phase per iteration, Step_0 only.
     with open(os.path.join(runs["pretrained"], "progress.csv"), newline="") as f:
         rows = list(csv.DictReader(f))

@@ -65,7 +65,7 @@ def build_trainer(rollouts: int, seed: int = 3):
     sampler = components.build_sampler(config, env, policy, seeds["sampler"])
     return Trainer(algo=algorithm.make_algo(config, policy), env=env, sampler=sampler,
                    sample_processor=components.build_sample_processor(config), policy=policy,
-                   n_itr=1, num_inner_grad_steps=1)
+                   n_itr=1)
 
 
 def rstd_of(trainer, rounds: int) -> float:

@@ -195,7 +195,7 @@ def test_meta_sampler_ray_end_to_end_with_the_tensorflow_policy():
     paths = {}
     for name, sampler in (
         ("ray", build_sampler(config, normalize(PointEnvRandGoal()), policy, 7)),
-        ("iterative", MetaSampler(normalize(PointEnvRandGoal()), policy, 2, 3, 10, seed=7,
+        ("iterative", MetaSampler(normalize(PointEnvRandGoal()), policy, 2, 10, seed=7,
                                   executor="iterative")),
     ):
         with sampler:
@@ -213,7 +213,7 @@ def test_meta_sampler_ray_end_to_end_with_the_tensorflow_policy():
     np.testing.assert_allclose(paths["ray"][0].agent_infos["mean"].reshape(3, 20, 2)[real],
                                info["mean"][real], rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="contradicts"):
-        MetaSampler(point_env(), policy, 2, 3, 10, parallel=True, executor="iterative")
+        MetaSampler(point_env(), policy, 2, 10, parallel=True, executor="iterative")
 
 
 def test_sweep_runs_each_seed_into_its_own_directory(tmp_path, capsys):

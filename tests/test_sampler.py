@@ -269,7 +269,7 @@ def test_killed_worker_raises_quickly(when):
 
 def test_meta_sampler_state_round_trip_and_counters():
     def make(parallel=False):
-        return MetaSampler(TinyEnv(), DuckPolicy(3), 2, 3, H, seed=11, parallel=parallel,
+        return MetaSampler(TinyEnv(), DuckPolicy(3), 2, H, seed=11, parallel=parallel,
                            n_parallel=2 if parallel else None)
 
     with make() as sampler:
@@ -294,7 +294,7 @@ def test_meta_sampler_logs_env_time(monkeypatch):
 
     logged = {}
     monkeypatch.setattr(logger, "logkv", lambda key, value: logged.__setitem__(key, value))
-    sampler = MetaSampler(TinyEnv(), DuckPolicy(2), 2, 2, H)
+    sampler = MetaSampler(TinyEnv(), DuckPolicy(2), 2, H)
     with pytest.raises(RuntimeError, match="update_tasks"):
         sampler.obtain_samples()
     sampler.update_tasks()
@@ -360,21 +360,27 @@ def test_exec_times_split_policy_and_env_time(sampling_mode):
     assert 0 < times.policy_seconds < real_steps * STEP_DELAY / 2
 
 
+def _with_task_count(policy, meta_batch_size):
+    """``policy`` claiming ``meta_batch_size`` tasks (the sampler reads its task count there)."""
+    policy.meta_batch_size = meta_batch_size
+    return policy
+
+
 @pytest.mark.parametrize(
     "kwargs, match",
     [
         (dict(rollouts_per_meta_task=0), "rollouts_per_meta_task"),
-        (dict(meta_batch_size=-1), "meta_batch_size"),
+        (dict(policy=_with_task_count(DuckPolicy(2), 0)), "policy.meta_batch_size must be a positive"),
+        (dict(policy=_with_task_count(DuckPolicy(2), None)), "policy.meta_batch_size .* got None"),
         (dict(max_path_length=2.5), "max_path_length"),
         (dict(envs_per_task=3), "envs_per_task=3 exceeds"),
         (dict(envs_per_task=0), "envs_per_task"),
         (dict(seed=-2), "seed"),
         (dict(policy=DuckPolicy(2, obs_dim=3)), "obs_dim=3"),
-        (dict(policy=DuckPolicy(5)), "meta_batch_size=5"),
     ],
 )
 def test_meta_sampler_validates_arguments(kwargs, match):
-    args = dict(env=TinyEnv(), policy=DuckPolicy(2), rollouts_per_meta_task=2, meta_batch_size=2,
+    args = dict(env=TinyEnv(), policy=DuckPolicy(2), rollouts_per_meta_task=2,
                 max_path_length=H)
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
@@ -406,7 +412,7 @@ def test_point_env_parallel_matches_iterative():
 
     policy = DuckPolicy(4, 2, 2, seed=3)
     samplers = [
-        MetaSampler(normalize(PointEnvRandGoal(), 1.0), policy, 3, 4, 10, seed=5, parallel=p)
+        MetaSampler(normalize(PointEnvRandGoal(), 1.0), policy, 3, 10, seed=5, parallel=p)
         for p in (False, True)
     ]
     paths = []
@@ -478,7 +484,7 @@ def test_with_the_tensorflow_meta_policy():
     from meta_policy_search.policies import MetaGaussianMLPPolicy
 
     policy = MetaGaussianMLPPolicy(3, 2, 1, hidden_sizes=(8,), seed=0)
-    with MetaSampler(TinyEnv(), policy, 2, 3, H, seed=1) as sampler:
+    with MetaSampler(TinyEnv(), policy, 2, H, seed=1) as sampler:
         sampler.update_tasks()
         paths = sampler.obtain_samples()
     _, info = policy.get_actions(paths.observations.reshape(3, 2 * H, 2))

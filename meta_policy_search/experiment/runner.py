@@ -79,15 +79,14 @@ def inner_step_arguments(config: MetaRLConfig) -> dict[str, Any]:
         config: any algorithm's config.
 
     Returns:
-        ``inner_lr``, ``meta_batch_size``, ``num_inner_grad_steps``,
-        ``trainable_inner_step_size``, ``first_order`` and ``jit_compile`` from ``config``
+        ``inner_lr``, ``num_inner_grad_steps``, ``trainable_inner_step_size``,
+        ``first_order`` and ``jit_compile`` from ``config``
         (checked when the config was parsed, by
         :class:`~meta_policy_search.meta_algos.inner_step_settings.InnerStepSettings`'s check;
         the algorithm stores them as that class).
     """
     return dict(
         inner_lr=config.inner_lr,
-        meta_batch_size=config.meta_batch_size,
         num_inner_grad_steps=config.num_inner_grad_steps,
         trainable_inner_step_size=config.trainable_inner_step_size,
         first_order=config.first_order,
@@ -363,7 +362,6 @@ def _train(
         sample_processor=make_sample_processor(config),
         policy=policy,
         n_itr=config.n_itr,
-        num_inner_grad_steps=config.num_inner_grad_steps,
         checkpoint_dir=checkpoint_dir,
         max_nonfinite_outer_steps=config.max_nonfinite_outer_steps,
         callbacks=build_callbacks(config, make_callbacks),
