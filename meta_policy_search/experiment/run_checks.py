@@ -94,6 +94,8 @@ class RunDir:
     """With ``--resume``: the ``--keep_best`` checkpoint the run will read, if it has one."""
     notes: tuple[str, ...] = ()
     """What the checkpoint lookup skipped or found wrong (a damaged pointer), for the user."""
+    checkpoint_names: tuple[str, ...] = ()
+    """The ``itr_*`` directories of ``checkpoints/`` when checked, for :func:`check_unchanged`."""
 
     @property
     def checkpoint_dir(self) -> str:
@@ -140,7 +142,7 @@ def check_run_dir(
     """
     from meta_policy_search.best_checkpoint import best_checkpoint_dir
     from meta_policy_search.experiment.run_lock import check_run_owner
-    from meta_policy_search.utils.checkpoint import find_checkpoint
+    from meta_policy_search.utils.checkpoint import checkpoint_dirs, find_checkpoint
 
     check_writable_dir(dump_path, "--dump_path")
     check_run_owner(dump_path)
@@ -148,15 +150,16 @@ def check_run_dir(
         raise ConfigError("--overwrite and --resume exclude each other: --resume continues the "
                           "run in --dump_path, --overwrite deletes it and starts afresh")
     lookup = find_checkpoint(os.path.join(dump_path, "checkpoints"))
+    names = tuple(checkpoint_dirs(lookup.checkpoint_dir))
     if not resume:
-        existing = _existing_run(dump_path, lookup)
+        existing = existing_run(dump_path, lookup)
         if existing and not overwrite:
             resumable = (" pass --resume to continue it," if lookup.path is not None else "")
             raise ConfigError(
                 f"--dump_path {dump_path} already holds a run ({existing}):{resumable} choose "
                 "another --dump_path, or add --overwrite to delete that run and start afresh"
             )
-        return RunDir(dump_path, resume, lookup.itr)
+        return RunDir(dump_path, resume, lookup.itr, checkpoint_names=names)
     if lookup.path is None:
         raise ConfigError(_nothing_to_resume(dump_path, lookup))
     _check_progress(os.path.join(dump_path, PROGRESS_FILE))
@@ -170,7 +173,7 @@ def check_run_dir(
     found = lookup.itr
     assert found is not None
     return RunDir(dump_path, resume, found, found + 1 >= n_itr, lookup.path, best_path,
-                  tuple(lookup.notes()))
+                  tuple(lookup.notes()), names)
 
 
 _DAMAGED_ADVICE = ("nothing in the run was changed; restore the run directory from a backup, or "
@@ -191,16 +194,25 @@ def _nothing_to_resume(dump_path: str, lookup: Any) -> str:
             "iteration); start it again without --resume and with the same flags")
 
 
-def _existing_run(dump_path: str, lookup: Any) -> str:
-    """What of a run ``dump_path`` holds (``''``: nothing a fresh start would destroy)."""
-    from meta_policy_search.best_checkpoint import best_checkpoint_dir
-    from meta_policy_search.utils.checkpoint import checkpoint_dirs
+def existing_run(dump_path: str, lookup: Any = None) -> str:
+    """What of a run ``dump_path`` holds that a fresh start would destroy: any checkpoint
+    (complete or not, ``--keep_best``'s too) or a row of ``progress.csv``; ``''`` if none.
 
+    Args:
+        dump_path: a run directory (it need not exist).
+        lookup: its :func:`~meta_policy_search.utils.checkpoint.find_checkpoint` of
+            ``checkpoints/`` if already made.
+    """
+    from meta_policy_search.best_checkpoint import best_checkpoint_dir
+    from meta_policy_search.utils.checkpoint import checkpoint_dirs, find_checkpoint
+
+    if lookup is None:
+        lookup = find_checkpoint(os.path.join(dump_path, "checkpoints"))
     found = []
     if lookup.path is not None:
         found.append(f"a checkpoint of iteration {lookup.itr}")
     elif lookup.any_checkpoint:
-        found.append("a checkpoint that does not read back")
+        found.append(f"a checkpoint that does not read back ({lookup.damaged[0]})")
     if checkpoint_dirs(best_checkpoint_dir(dump_path)) and not found:
         found.append("a --keep_best checkpoint")
     rows = _progress_rows(os.path.join(dump_path, PROGRESS_FILE))
@@ -266,12 +278,13 @@ def check_unchanged(run_dir: RunDir) -> None:
     Raises:
         ConfigError: if the checkpoint changed, saying to run the command again.
     """
-    from meta_policy_search.utils.checkpoint import find_checkpoint
+    from meta_policy_search.utils.checkpoint import checkpoint_dirs, find_checkpoint
 
-    lookup = find_checkpoint(run_dir.checkpoint_dir)
-    found = lookup.itr
-    if found != run_dir.checkpoint_found or (
-            run_dir.resume and lookup.path != run_dir.checkpoint_path):
+    names = tuple(checkpoint_dirs(run_dir.checkpoint_dir))
+    if names != run_dir.checkpoint_names:
+        lookup = find_checkpoint(run_dir.checkpoint_dir)
+        newest = int(names[0].split("_")[1].split(".")[0]) if names else None
+        found = lookup.itr if lookup.itr is not None else newest
         raise ConfigError(
             f"--dump_path {run_dir.dump_path}: another run wrote a checkpoint there "
             f"(iteration {found}) while this one was starting; run the command again"

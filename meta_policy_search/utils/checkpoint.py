@@ -286,6 +286,10 @@ def _pointer_disagreement(checkpoint_dir: str, found: str | None) -> str | None:
         return None
     if not _CKPT_NAME.match(name) or not os.path.isdir(os.path.join(checkpoint_dir, name)):
         return f"{pointer} names {name[:40]!r}, not a checkpoint there; {used}"
+    names = checkpoint_dirs(checkpoint_dir)
+    if found is not None and names.index(name) > names.index(os.path.basename(found)):
+        # A save stopped between moving its checkpoint in place and moving the pointer.
+        return f"{pointer} names {name}, an older checkpoint; {used}"
     return f"{pointer} names {name}, which does not verify; {used}"
 
 
