@@ -318,13 +318,15 @@ def _fd_path(fd: int) -> str:
 
 
 class _FullFile:
-    """A file object whose writes fail as on a full disk."""
+    """A file object whose writes fail as on a full disk once ``full_disk`` is armed."""
 
-    def __init__(self, file):
-        self._file = file
+    def __init__(self, file, full_disk):
+        self._file, self._full_disk = file, full_disk
 
     def write(self, data):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        if self._full_disk.armed:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return self._file.write(data)
 
     def __getattr__(self, name):
         return getattr(self._file, name)
@@ -357,8 +359,8 @@ class FullDisk:
         def open_(file, mode="r", *args, **kwargs):
             handle = real_open(file, mode, *args, **kwargs)
             if isinstance(file, (str, os.PathLike)) and any(m in mode for m in "wax+") \
-                    and self._hits(os.fspath(file)):
-                return _FullFile(handle)
+                    and self._matches(os.fspath(file)):
+                return _FullFile(handle, self)  # a file opened before the disk fills up
             return handle
 
         real_checkpoint_write = tf.train.Checkpoint.write
@@ -374,8 +376,11 @@ class FullDisk:
         monkeypatch.setattr(builtins, "open", open_)
         monkeypatch.setattr(tf.train.Checkpoint, "write", checkpoint_write)
 
+    def _matches(self, path: str) -> bool:
+        return self.name in os.path.abspath(path).split(os.sep)
+
     def _hits(self, path: str) -> bool:
-        return self.armed and self.name in os.path.abspath(path).split(os.sep)
+        return self.armed and self._matches(path)
 
 
 def arm_after_first_checkpoint(monkeypatch, full_disk: FullDisk) -> None:
@@ -475,6 +480,9 @@ from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandG
 
 class _InWorker(PointEnvRandGoal):
     steps = 0
+
+    def make_batched(self, num_envs):
+        return None  # stepped one at a time, through step() below
 
     def step(self, action):
         if multiprocessing.current_process().name.endswith("worker-1"):

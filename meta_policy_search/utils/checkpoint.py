@@ -100,10 +100,10 @@ def _manifest(path: str) -> dict[str, dict[str, Any]]:
 def verify_checkpoint(path: str) -> dict[str, Any]:
     """Check one checkpoint directory without TensorFlow and return its side state.
 
-    Checked: ``state.json`` holds an iteration number; ``state.pkl`` unpickles to a dict of the
-    same iteration; ``tf_state.index`` and a ``tf_state.data-*`` file exist; and every file that
-    ``state.json`` lists (checkpoints written since the list exists) has its recorded size and
-    SHA-256, so a file cut short or overwritten is found before anything is restored.
+    Checked: ``state.json`` holds an iteration number; every file that it lists (checkpoints
+    written since the list exists) has its recorded size and SHA-256, so a file cut short or
+    overwritten is found before anything is restored; ``state.pkl`` unpickles to a dict of the
+    same iteration; ``tf_state.index`` and a ``tf_state.data-*`` file exist.
 
     Args:
         path: a checkpoint directory (``checkpoint_dir/itr_000012``).
@@ -137,11 +137,6 @@ def verify_checkpoint(path: str) -> dict[str, Any]:
         if _file_digest(file_path) != expected.get("sha256"):
             raise CheckpointError(f"{file_path}: damaged, its SHA-256 differs from the one "
                                   f"{INFO_FILE} recorded")
-    index_path = os.path.join(path, TF_PREFIX + ".index")
-    if not os.path.isfile(index_path):
-        raise CheckpointError(f"{index_path}: missing")
-    if not any(name.startswith(TF_PREFIX + ".data-") for name in os.listdir(path)):
-        raise CheckpointError(f"{os.path.join(path, TF_PREFIX + '.data-*')}: missing")
     state_path = os.path.join(path, STATE_FILE)
     try:
         with open(state_path, "rb") as f:
@@ -157,6 +152,11 @@ def verify_checkpoint(path: str) -> dict[str, Any]:
         raise CheckpointError(
             f"{state_path}: corrupt, holds iteration {found!r} where {INFO_FILE} says {itr}"
         )
+    index_path = os.path.join(path, TF_PREFIX + ".index")
+    if not os.path.isfile(index_path):
+        raise CheckpointError(f"{index_path}: missing")
+    if not any(name.startswith(TF_PREFIX + ".data-") for name in os.listdir(path)):
+        raise CheckpointError(f"{os.path.join(path, TF_PREFIX + '.data-*')}: missing")
     return state
 
 
