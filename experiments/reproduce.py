@@ -379,8 +379,8 @@ def blocked_runs(runs: Sequence[Run]) -> list[str]:
         existing = existing_run(run.run_dir)
         if existing:
             blocked.append(f"{run.run_dir} holds {existing} but no checkpoint to resume from; "
-                           "the grid deletes no run: move that directory away (or delete it) "
-                           "and rerun the command")
+                           "the grid deletes no run: move that directory away and rerun the "
+                           "command")
     return blocked
 
 
@@ -407,7 +407,7 @@ def check_same_config(run: Run, stored: dict[str, Any]) -> None:
         changes = ", ".join(f"{k}: {stored.get(k)!r} there, {run.params[k]!r} now"
                             for k in differing)
         raise ValueError(f"{run.run_dir} holds a run of another config ({changes}); "
-                         "use another --out or delete that directory")
+                         "use another --out, or move that directory away")
 
 
 def read_done(run_dir: str) -> dict[str, Any] | None:

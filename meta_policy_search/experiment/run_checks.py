@@ -4,11 +4,11 @@ Each takes plain values (an env name, a directory), never the config: the settin
 were validated when the command line was parsed
 (:func:`~meta_policy_search.experiment.config_parsing.parse_command_line`).
 :func:`~meta_policy_search.experiment.runner.prepare_run` calls :func:`check_env` and
-:func:`check_run_dir`, which also says whether a ``--resume`` has anything left to do; all of
+:func:`check_run_dir`, which also says whether a ``--resume`` has anything left to do. All of
 this runs before TensorFlow is loaded, except :func:`check_checkpoint_tensors`, the last check of
-a resume (it reads the checkpoint's tensors). Every
-problem is a :class:`~meta_policy_search.experiment.config_parsing.ConfigError`, which the
-scripts print as one ``error:`` line per problem with exit status 2.
+a resume (it reads the checkpoint's tensors). Every problem is a
+:class:`~meta_policy_search.experiment.config_parsing.ConfigError`, which the scripts print as
+one ``error:`` line per problem with exit status 2.
 """
 
 from __future__ import annotations
