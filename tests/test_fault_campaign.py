@@ -423,6 +423,24 @@ def test_3_a_full_disk_during_training_is_one_line_and_the_run_resumes(
     assert progress_itrs(run_dir) == ["0", "1", "2"]
 
 
+def test_3_a_full_disk_before_the_first_checkpoint_advises_a_command_that_works(
+    tmp_path, monkeypatch, capsys
+):
+    run_dir = str(tmp_path / "run")
+    args = [*TINY, "--n_itr", "2", "--dump_path", run_dir]
+    with monkeypatch.context() as patch:
+        FullDisk(patch, "checkpoints", armed=True)
+        code, stderr = run_cli(patch, capsys, POINT, args)
+    assert code == 1
+    line = assert_one_error_line(stderr)
+    assert line.endswith("; it has no checkpoint yet: free some space, then start it again "
+                         "with --overwrite"), line
+    assert progress_itrs(run_dir) == ["0"]  # logged before its checkpoint failed
+    code, stderr = run_cli(monkeypatch, capsys, POINT, [*args, "--overwrite"])
+    assert code == 0, stderr
+    assert progress_itrs(run_dir) == ["0", "1"]
+
+
 def test_3_a_full_disk_when_taking_the_run_lock_is_one_line_and_changes_no_data(
     run_copy, monkeypatch, capsys
 ):

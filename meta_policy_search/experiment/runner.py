@@ -66,6 +66,7 @@ from meta_policy_search.experiment.run_checks import (  # noqa: F401 - re-export
     check_run_dir,
     check_unchanged,
     check_writable_dir,
+    existing_run,
     exit_with_config_error,
     make_run_dir,
     remove_training_outputs,
@@ -303,6 +304,7 @@ def run_experiment(
             (:func:`~meta_policy_search.experiment.exit_codes.mark_failure`).
     """
     run_lock = None
+    prepared: PreparedRun | None = None
     try:
         prepared = prepare_run(config_cls, algo_name, argv)
         for note in prepared.run_dir.notes:
@@ -326,7 +328,8 @@ def run_experiment(
     except Exception as error:  # a full disk while taking the lock
         if run_lock is not None:
             run_lock.release()
-        mark_failure(error, None, _resume_hint(error))
+        if prepared is not None:
+            mark_failure(error, None, _resume_hint(error, prepared.config.dump_path))
         raise
     if prepared.finished:
         print(
@@ -341,17 +344,25 @@ def run_experiment(
         return _train(prepared, algo_name, make_algo, make_sample_processor, make_callbacks)
     except BaseException as error:
         log_path = os.path.join(prepared.config.dump_path, "log.txt")
-        mark_failure(error, None if is_disk_full(error) else log_path, _resume_hint(error))
+        mark_failure(error, None if is_disk_full(error) else log_path,
+                     _resume_hint(error, prepared.config.dump_path))
         raise
     finally:
         run_lock.release()
 
 
-def _resume_hint(error: BaseException) -> str:
-    """What to do after a run failed: continue it once the cause is fixed."""
-    if is_disk_full(error):
+def _resume_hint(error: BaseException, dump_path: str) -> str:
+    """What to do once the cause of a full disk is fixed, from what the run directory holds."""
+    if not is_disk_full(error):
+        return ""
+    from meta_policy_search.utils.checkpoint import find_checkpoint
+
+    if find_checkpoint(os.path.join(dump_path, "checkpoints")).path is not None:
         return "; the run stays resumable: free some space, then continue it with --resume"
-    return ""
+    if existing_run(dump_path):
+        return ("; it has no checkpoint yet: free some space, then start it again with "
+                "--overwrite")
+    return "; free some space, then run the same command again"
 
 
 def _train(

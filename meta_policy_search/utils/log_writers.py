@@ -245,14 +245,21 @@ class TensorBoardOutputFormat(OutputFormat):
         )
 
     def write_kvs(self, kvs: dict[str, LogValue], step: int) -> None:
-        """Write every finite numeric value of ``kvs`` as a scalar at ``step``."""
-        with self._writer.as_default(step=int(step)):
-            for key, value in kvs.items():
-                if isinstance(value, str) or not math.isfinite(value):
-                    continue
-                tensor = self._tf.constant(float(value), dtype=self._tf.float32)
-                self._tf.summary.write(key, tensor, metadata=self._metadata)
-        self._writer.flush()
+        """Write every finite numeric value of ``kvs`` as a scalar at ``step``.
+
+        Raises:
+            DiskFullError: if the disk is full (TensorFlow's error, named as a full disk).
+        """
+        # About 100 bytes per scalar event (tag, step, time, value and plugin metadata).
+        with disk_full_as_error(os.path.join(self.logdir, "events.out.tfevents.*"),
+                                100 * len(kvs)):
+            with self._writer.as_default(step=int(step)):
+                for key, value in kvs.items():
+                    if isinstance(value, str) or not math.isfinite(value):
+                        continue
+                    tensor = self._tf.constant(float(value), dtype=self._tf.float32)
+                    self._tf.summary.write(key, tensor, metadata=self._metadata)
+            self._writer.flush()
 
     def close(self) -> None:
         """Flush and close the event file."""
