@@ -354,7 +354,7 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     """Exit with status 2 and one line naming the flag on an invalid argument (before TF loads).
 
     The checkpoints are found as a resume finds them: the newest ``itr_*`` directory that
-    verifies (:func:`~meta_policy_search.utils.checkpoint.find_checkpoint`); what the lookup
+    verifies (:func:`~meta_policy_search.utils.checkpoint_lookup.find_checkpoint`); what the lookup
     skipped, or a ``latest`` pointer that disagrees, is printed as a note.
     """
     from meta_policy_search.best_checkpoint import best_checkpoint_dir
@@ -391,7 +391,7 @@ def check_checkpoint(parser: argparse.ArgumentParser, flag: str, run_dir: str,
                      checkpoint_dir: str, missing: str) -> str:
     """The newest checkpoint of ``checkpoint_dir`` that verifies (without TensorFlow); exit with
     status 2 naming ``flag`` and the damaged file or ``missing`` if there is none."""
-    from meta_policy_search.utils.checkpoint import find_checkpoint
+    from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
 
     lookup = find_checkpoint(checkpoint_dir)
     if lookup.path is None and lookup.damaged:
@@ -406,7 +406,7 @@ def check_checkpoint(parser: argparse.ArgumentParser, flag: str, run_dir: str,
 def check_checkpoint_tensors(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Read the tensors of every checkpoint the evaluation restores (this loads TensorFlow); exit
     with status 2 naming an unreadable file."""
-    from meta_policy_search.utils.checkpoint import (
+    from meta_policy_search.utils.checkpoint_lookup import (
         CheckpointError,
         latest_checkpoint,
         verify_tf_checkpoint,

@@ -31,7 +31,7 @@ class BestCheckpointCallback:
     """
 
     def __init__(self, metric: str, checkpoint_dir: str) -> None:
-        from meta_policy_search.utils.checkpoint import find_checkpoint
+        from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
 
         self.metric = metric
         self.checkpoint_dir = checkpoint_dir

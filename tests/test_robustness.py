@@ -76,7 +76,7 @@ def test_nan_reward_with_zero_baseline_stops_the_run_naming_the_episode(
     point_mass, tmp_path, monkeypatch, reset_logger
 ):
     from meta_policy_search.samplers.meta_sampler import NonFiniteSampleError
-    from meta_policy_search.utils.checkpoint import checkpoint_iteration
+    from meta_policy_search.utils.checkpoint_lookup import checkpoint_iteration
 
     # Iteration 1's first phase; the envs of a task step together: task 1, rollout 1, step 1.
     nan_reward_at(monkeypatch, {STEPS_PER_ITR + 8})

@@ -15,11 +15,8 @@ from meta_policy_search.meta_trainer import Trainer
 from meta_policy_search.types import PathBatch, SampleBatch
 from meta_policy_search.utils import checkpoint as checkpoint_module
 from meta_policy_search.utils import logger
-from meta_policy_search.utils.checkpoint import (
-    latest_checkpoint,
-    restore_checkpoint,
-    save_checkpoint,
-)
+from meta_policy_search.utils.checkpoint import restore_checkpoint, save_checkpoint
+from meta_policy_search.utils.checkpoint_lookup import find_checkpoint, latest_checkpoint
 
 T, R, H = 2, 3, 4
 PADDED = 2
@@ -376,7 +373,7 @@ def test_failed_save_leaves_previous_checkpoint_intact(tmp_path, monkeypatch):
         raise OSError("disk full (simulated)")
 
     with monkeypatch.context() as patch:
-        patch.setattr(checkpoint_module, "_manifest", exploding)
+        patch.setattr(checkpoint_module, "checkpoint_manifest", exploding)
         with pytest.raises(OSError, match="simulated"):
             save_checkpoint(directory, 3, _trackables(3.0), {"tag": "third"})
     fresh = _trackables(0.0)
@@ -391,7 +388,7 @@ def test_failed_save_leaves_previous_checkpoint_intact(tmp_path, monkeypatch):
         patch.setattr(checkpoint_module, "atomic_write_bytes", exploding)
         with pytest.raises(OSError, match="simulated"):
             save_checkpoint(directory, 3, _trackables(3.0), {"tag": "third"})
-    lookup = checkpoint_module.find_checkpoint(directory)
+    lookup = find_checkpoint(directory)
     assert lookup.state["tag"] == "third"
     assert lookup.notes() == [f"{os.path.join(directory, 'latest')} names itr_000002, an older "
                               "checkpoint; found itr_000003 by scanning instead"]

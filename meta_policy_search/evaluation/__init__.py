@@ -336,7 +336,7 @@ CHECKPOINT_CHOICES = ("latest", "best")
 
 def find_checkpoint_dir(run_dir: str, which: str = "latest") -> str:
     """A checkpoint directory of ``run_dir``, checked to hold a complete checkpoint (found by
-    scanning its ``itr_*`` directories, :func:`~meta_policy_search.utils.checkpoint.find_checkpoint`).
+    scanning its ``itr_*`` directories, :func:`~meta_policy_search.utils.checkpoint_lookup.find_checkpoint`).
 
     Args:
         run_dir: a run directory.
@@ -353,7 +353,7 @@ def find_checkpoint_dir(run_dir: str, which: str = "latest") -> str:
             the newest one's damaged file.
     """
     from meta_policy_search.best_checkpoint import BEST_DIR_NAME
-    from meta_policy_search.utils.checkpoint import CheckpointError, find_checkpoint
+    from meta_policy_search.utils.checkpoint_lookup import CheckpointError, find_checkpoint
 
     if which not in CHECKPOINT_CHOICES:
         raise ValueError(f"checkpoint must be one of {CHECKPOINT_CHOICES}, got {which!r}")

@@ -68,7 +68,7 @@ def plan_run(algo: Algorithm, env: str, seed: int, run_dir: str, timesteps: floa
 
 def has_checkpoint(run_dir: str) -> bool:
     """Whether ``run_dir/checkpoints`` holds a checkpoint that verifies, found as a resume finds
-    it (:func:`~meta_policy_search.utils.checkpoint.find_checkpoint`), without TensorFlow."""
-    from meta_policy_search.utils.checkpoint import find_checkpoint
+    it (:func:`~meta_policy_search.utils.checkpoint_lookup.find_checkpoint`), without TensorFlow."""
+    from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
 
     return find_checkpoint(os.path.join(run_dir, "checkpoints")).path is not None

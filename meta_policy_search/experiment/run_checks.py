@@ -20,7 +20,7 @@ import os
 import sys
 import tempfile
 import typing
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from meta_policy_search.experiment.config_parsing import (  # noqa: F401 - re-exported
     ConfigError,
@@ -32,6 +32,9 @@ from meta_policy_search.experiment.configs import (  # noqa: F401 - re-exported
     ENV_SPEC_SEPARATOR,
     validate_config,
 )
+
+if TYPE_CHECKING:
+    from meta_policy_search.utils.checkpoint_lookup import CheckpointLookup
 
 
 def exit_with_config_error(error: ConfigError) -> typing.NoReturn:
@@ -122,7 +125,7 @@ def check_run_dir(
     (:mod:`~meta_policy_search.experiment.run_lock`). A fresh start refuses a directory that
     holds a run (any checkpoint, complete or not, or a row of ``progress.csv``) unless
     ``overwrite``. A resume checks everything it will read before anything changes: the newest
-    checkpoint that verifies (:func:`~meta_policy_search.utils.checkpoint.find_checkpoint`, found
+    checkpoint that verifies (:func:`~meta_policy_search.utils.checkpoint_lookup.find_checkpoint`, found
     by scanning, not by trusting the ``latest`` pointer), the ``--keep_best`` checkpoint it
     reads, and ``progress.csv``; ``params.json`` was read when the command line was parsed, and
     the TensorFlow tensors are read by :func:`check_checkpoint_tensors`.
@@ -142,7 +145,7 @@ def check_run_dir(
     """
     from meta_policy_search.best_checkpoint import best_checkpoint_dir
     from meta_policy_search.experiment.run_lock import check_run_owner
-    from meta_policy_search.utils.checkpoint import checkpoint_dirs, find_checkpoint
+    from meta_policy_search.utils.checkpoint_lookup import checkpoint_dirs, find_checkpoint
 
     check_writable_dir(dump_path, "--dump_path")
     check_run_owner(dump_path)
@@ -180,7 +183,7 @@ _DAMAGED_ADVICE = ("nothing in the run was changed; restore the run directory fr
                    "start a new run with another --dump_path")
 
 
-def _nothing_to_resume(dump_path: str, lookup: Any) -> str:
+def _nothing_to_resume(dump_path: str, lookup: CheckpointLookup) -> str:
     """Why ``--resume`` finds no checkpoint in ``dump_path``, and what to do instead."""
     if lookup.damaged:
         return f"--resume: {lookup.damaged[0]}; {_DAMAGED_ADVICE}"
@@ -194,17 +197,17 @@ def _nothing_to_resume(dump_path: str, lookup: Any) -> str:
             "iteration); start it again without --resume and with the same flags")
 
 
-def existing_run(dump_path: str, lookup: Any = None) -> str:
+def existing_run(dump_path: str, lookup: CheckpointLookup | None = None) -> str:
     """What of a run ``dump_path`` holds that a fresh start would destroy: any checkpoint
     (complete or not, ``--keep_best``'s too) or a row of ``progress.csv``; ``''`` if none.
 
     Args:
         dump_path: a run directory (it need not exist).
-        lookup: its :func:`~meta_policy_search.utils.checkpoint.find_checkpoint` of
+        lookup: its :func:`~meta_policy_search.utils.checkpoint_lookup.find_checkpoint` of
             ``checkpoints/`` if already made.
     """
     from meta_policy_search.best_checkpoint import best_checkpoint_dir
-    from meta_policy_search.utils.checkpoint import checkpoint_dirs, find_checkpoint
+    from meta_policy_search.utils.checkpoint_lookup import checkpoint_dirs, find_checkpoint
 
     if lookup is None:
         lookup = find_checkpoint(os.path.join(dump_path, "checkpoints"))
@@ -260,7 +263,7 @@ def check_checkpoint_tensors(run_dir: RunDir) -> None:
     Raises:
         ConfigError: naming the unreadable file.
     """
-    from meta_policy_search.utils.checkpoint import CheckpointError, verify_tf_checkpoint
+    from meta_policy_search.utils.checkpoint_lookup import CheckpointError, verify_tf_checkpoint
 
     for path in (run_dir.checkpoint_path, run_dir.best_checkpoint_path):
         if path is None:
@@ -278,12 +281,16 @@ def check_unchanged(run_dir: RunDir) -> None:
     Raises:
         ConfigError: if the checkpoint changed, saying to run the command again.
     """
-    from meta_policy_search.utils.checkpoint import checkpoint_dirs, find_checkpoint
+    from meta_policy_search.utils.checkpoint_lookup import (
+        checkpoint_dirs,
+        checkpoint_name_iteration,
+        find_checkpoint,
+    )
 
     names = tuple(checkpoint_dirs(run_dir.checkpoint_dir))
     if names != run_dir.checkpoint_names:
         lookup = find_checkpoint(run_dir.checkpoint_dir)
-        newest = int(names[0].split("_")[1].split(".")[0]) if names else None
+        newest = checkpoint_name_iteration(names[0]) if names else None
         found = lookup.itr if lookup.itr is not None else newest
         raise ConfigError(
             f"--dump_path {run_dir.dump_path}: another run wrote a checkpoint there "

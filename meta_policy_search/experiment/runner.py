@@ -355,7 +355,7 @@ def _resume_hint(error: BaseException, dump_path: str) -> str:
     """What to do once the cause of a full disk is fixed, from what the run directory holds."""
     if not is_disk_full(error):
         return ""
-    from meta_policy_search.utils.checkpoint import find_checkpoint
+    from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
 
     if find_checkpoint(os.path.join(dump_path, "checkpoints")).path is not None:
         return "; the run stays resumable: free some space, then continue it with --resume"
