@@ -600,6 +600,32 @@ def test_5_compare_only_without_runs_refuses_and_writes_nothing(tmp_path, monkey
 
 
 # ---------------------------------------------------------------------------- 6. absurd values
+def test_6_a_reward_scale_of_1e30_is_accepted_and_changes_no_step(tmp_path, monkeypatch, capsys):
+    """Why huge finite rewards are not refused: standardized advantages make the steps
+    independent of a constant reward scale, so the run is the unscaled one, scaled."""
+    from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
+
+    def returns(run_dir):
+        with open(os.path.join(run_dir, "progress.csv"), newline="") as f:
+            return [float(row[f"Step_{k}-AverageReturn"]) for row in csv.DictReader(f)
+                    for k in (0, 1)]
+
+    # One env at a time in both runs (the scaled env has no batched form): the same samples.
+    monkeypatch.setattr(PointEnvRandGoal, "make_batched", lambda self, num_envs: None)
+    plain = str(tmp_path / "plain")
+    assert run_cli(monkeypatch, capsys, POINT, [*TINY, "--n_itr", "3", "--dump_path", plain])[0] == 0
+    original = PointEnvRandGoal.step
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = original(self, action)
+        return obs, reward * 1e30, terminated, truncated, info
+
+    monkeypatch.setattr(PointEnvRandGoal, "step", step)
+    scaled = str(tmp_path / "scaled")
+    assert run_cli(monkeypatch, capsys, POINT, [*TINY, "--n_itr", "3", "--dump_path", scaled])[0] == 0
+    assert returns(scaled) == pytest.approx([1e30 * r for r in returns(plain)], rel=1e-6)
+
+
 def test_6_a_trust_region_above_one_nat_is_refused(tmp_path):
     from meta_policy_search.experiment.runner import ConfigError, TRPOMAMLConfig, prepare_run
 
