@@ -60,6 +60,7 @@ from meta_policy_search.experiment.exit_codes import EPILOG, run_script
 from meta_policy_search.experiment.registry import algorithm_for_run_name
 from meta_policy_search.experiment.run_checks import check_writable_dir
 from meta_policy_search.experiment.runner import ConfigError, MetaRLConfig, config_from_dict
+from meta_policy_search.experiment.script_help import DefaultsOnceHelpFormatter
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 
 CSV_FIELDS = ("policy", "num_grad_steps", "mean_return", "std_return", "stderr_return",
@@ -434,7 +435,7 @@ def main(argv: Sequence[str] | None = None) -> str:
             :func:`~meta_policy_search.experiment.exit_codes.run_script`).
     """
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=EPILOG,
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                     formatter_class=DefaultsOnceHelpFormatter)
     parser.add_argument("run_dir", help="run directory with params.json and checkpoints/")
     parser.add_argument("--n_tasks", type=int, default=20, help="number of held-out tasks")
     parser.add_argument("--num_adapt_steps", type=int, default=3,

@@ -134,10 +134,10 @@ def test_budget_equals_rollouts_bit_for_bit_without_termination(envs_per_task):
 
 
 def test_half_cheetah_budget_equals_rollouts():
-    mujoco_envs = pytest.importorskip("meta_policy_search.envs.mujoco_envs")
-    from meta_policy_search.envs import normalize
+    pytest.importorskip("mujoco")
+    from meta_policy_search.envs import make_env, normalize
 
-    env = normalize(mujoco_envs.HalfCheetahRandDirecEnv())
+    env = normalize(make_env("HalfCheetahRandDirecEnv"))
     obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
     paths = {}
     for mode in ("rollouts", "budget"):
@@ -325,7 +325,7 @@ def test_sample_processors_ignore_whole_padded_episodes(processor):
 
 def test_env_diagnostics_ignore_whole_padded_episodes():
     from meta_policy_search.envs.mujoco_envs import diagnostics
-    from meta_policy_search.envs.point_envs import PointEnvRandGoal
+    from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
 
     paths = _budget_paths()
     padded = _with_extra_padded_episodes(paths, 4)
@@ -345,7 +345,8 @@ def test_env_diagnostics_ignore_whole_padded_episodes():
 def test_build_sampler_plumbs_and_validates_sampling_mode():
     import dataclasses
 
-    from meta_policy_search.envs import PointEnvRandGoal, normalize
+    from meta_policy_search.envs import normalize
+    from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
     from meta_policy_search.experiment.components import build_sampler
     from meta_policy_search.experiment.configs import MetaRLConfig, validate_config
 

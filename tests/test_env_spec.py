@@ -40,7 +40,7 @@ def test_spec_builds_the_user_class_with_its_kwargs():
 
 
 def test_built_in_names_are_unchanged():
-    from meta_policy_search.envs import PointEnvRandGoal
+    from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
 
     assert type(make_env("PointEnvRandGoal")) is PointEnvRandGoal
     with pytest.raises(ValueError, match="unknown env name 'PointEnvRandGol'"):

@@ -14,9 +14,10 @@ import tensorflow as tf
 from tiny_runs import meta_testing, train_tiny_point_mass
 
 from meta_policy_search import evaluation
-from meta_policy_search.envs import PointEnvRandGoal, make_env, normalize
+from meta_policy_search.envs import make_env, normalize
 from meta_policy_search.envs.batched.base import make_batched_env
 from meta_policy_search.envs.oracle_env import OracleEnv, task_features
+from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
 from meta_policy_search.evaluation import comparison
 from meta_policy_search.experiment.algorithms import ProMPPointMassConfig as PointConfig
 from meta_policy_search.experiment.components import build_sample_processor

@@ -18,7 +18,8 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from meta_policy_search.envs import PointEnvRandGoal, normalize  # noqa: E402
+from meta_policy_search.envs import make_env, normalize  # noqa: E402
+from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal  # noqa: E402
 from meta_policy_search.samplers import (  # noqa: E402
     MetaIterativeEnvExecutor,
     MetaRayEnvExecutor,
@@ -52,8 +53,8 @@ def point_env():
 
 
 def half_cheetah_env():
-    mujoco_envs = pytest.importorskip("meta_policy_search.envs.mujoco_envs")
-    return normalize(mujoco_envs.HalfCheetahRandDirecEnv())
+    pytest.importorskip("mujoco")
+    return normalize(make_env("HalfCheetahRandDirecEnv"))
 
 
 def collect(executor, tasks, policy, phase):

@@ -71,6 +71,7 @@ from meta_policy_search.experiment.run_checks import (  # noqa: F401 - re-export
     make_run_dir,
     remove_training_outputs,
 )
+from meta_policy_search.experiment.run_console import announce_run_dir
 from meta_policy_search.experiment.run_lock import acquire_run_lock
 from meta_policy_search.utils.disk_space import is_disk_full
 from meta_policy_search.utils.quiet_tf import import_tensorflow
@@ -273,6 +274,9 @@ def run_experiment(
     """Parse the command line, build everything, train, and return the run directory.
 
     Seeds TensorFlow's global generator (``tf.random.set_seed``): this is script-level code.
+    Prints the run directory and the commands that resume, plot and meta-test it when training
+    starts and when it ends, also on an error
+    (:func:`~meta_policy_search.experiment.run_console.announce_run_dir`).
 
     Args:
         config_cls: the script's config dataclass.
@@ -340,14 +344,19 @@ def run_experiment(
         )
         return prepared.config.dump_path
     assert run_lock is not None
+    run_dir = prepared.config.dump_path
+    announce_run_dir(run_dir, algo_name, "resumed" if prepared.parsed.resume else "started")
+    finished = False
     try:
-        return _train(prepared, algo_name, make_algo, make_sample_processor, make_callbacks)
+        run_dir = _train(prepared, algo_name, make_algo, make_sample_processor, make_callbacks)
+        finished = True
+        return run_dir
     except BaseException as error:
-        log_path = os.path.join(prepared.config.dump_path, "log.txt")
-        mark_failure(error, None if is_disk_full(error) else log_path,
-                     _resume_hint(error, prepared.config.dump_path))
+        mark_failure(error, None if is_disk_full(error) else os.path.join(run_dir, "log.txt"),
+                     _resume_hint(error, run_dir))
         raise
     finally:
+        announce_run_dir(run_dir, algo_name, "finished" if finished else "stopped before the end")
         run_lock.release()
 
 

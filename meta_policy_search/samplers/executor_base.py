@@ -19,7 +19,8 @@ from typing import Any, Self
 
 import numpy as np
 
-from meta_policy_search.envs.batched.base import BatchedMetaEnv, make_batched_env
+from meta_policy_search.envs.base import BatchedMetaEnv
+from meta_policy_search.envs.batched.base import make_batched_env
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.samplers.quota import EpisodeQuota, SamplingQuota, StepBudget
 from meta_policy_search.samplers.rollout import ExecTimes, collect_paths, space_dim
