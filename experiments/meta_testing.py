@@ -56,6 +56,7 @@ from meta_policy_search import evaluation
 from meta_policy_search.envs.env_spec import search_working_directory
 from meta_policy_search.evaluation import comparison
 from meta_policy_search.experiment.configs import EXECUTORS
+from meta_policy_search.experiment.exit_codes import EPILOG, run_script
 from meta_policy_search.experiment.registry import algorithm_for_run_name
 from meta_policy_search.experiment.run_checks import check_writable_dir
 from meta_policy_search.experiment.runner import ConfigError, MetaRLConfig, config_from_dict
@@ -351,9 +352,13 @@ def plot_results(results: dict[str, Any], path: str, error_bars: str = "std") ->
 
 
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Exit with status 2 and one line naming the flag on an invalid argument (before TF loads)."""
+    """Exit with status 2 and one line naming the flag on an invalid argument (before TF loads).
+
+    The checkpoints are found as a resume finds them: the newest ``itr_*`` directory that
+    verifies (:func:`~meta_policy_search.utils.checkpoint_lookup.find_checkpoint`); what the lookup
+    skipped, or a ``latest`` pointer that disagrees, is printed as a note.
+    """
     from meta_policy_search.best_checkpoint import best_checkpoint_dir
-    from meta_policy_search.utils.checkpoint import latest_checkpoint
 
     minimums = {"n_tasks": 1, "num_adapt_steps": 0, "seed": 0, "rollouts_per_task": 1}
     for name, minimum in minimums.items():
@@ -370,12 +375,12 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
             continue
         if not os.path.isfile(os.path.join(run_dir, "params.json")):
             parser.error(f"{flag} {run_dir}: no params.json there (not a training run directory)")
-        if latest_checkpoint(os.path.join(run_dir, "checkpoints")) is None:
-            parser.error(f"{flag} {run_dir}: the run has no checkpoint yet")
-        if flag == "run_dir" and args.checkpoint == "best" and latest_checkpoint(
-                best_checkpoint_dir(run_dir)) is None:
-            parser.error(f"--checkpoint best: {run_dir} kept no best checkpoint (train it with "
-                         "--keep_best Step_1-AverageReturn)")
+        check_checkpoint(parser, flag, run_dir, os.path.join(run_dir, "checkpoints"),
+                         "the run has no checkpoint yet")
+        if flag == "run_dir" and args.checkpoint == "best":
+            check_checkpoint(parser, "--checkpoint best", run_dir, best_checkpoint_dir(run_dir),
+                             "kept no best checkpoint (train it with --keep_best "
+                             "Step_1-AverageReturn)")
     output_dir = args.output_dir or os.path.join(args.run_dir, "meta_test")
     try:
         check_writable_dir(output_dir, "--output_dir")
@@ -383,14 +388,53 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         parser.error(str(error))
 
 
+def check_checkpoint(parser: argparse.ArgumentParser, flag: str, run_dir: str,
+                     checkpoint_dir: str, missing: str) -> str:
+    """The newest checkpoint of ``checkpoint_dir`` that verifies (without TensorFlow); exit with
+    status 2 naming ``flag`` and the damaged file or ``missing`` if there is none."""
+    from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
+
+    lookup = find_checkpoint(checkpoint_dir)
+    if lookup.path is None and lookup.damaged:
+        parser.error(f"{flag} {run_dir}: no checkpoint reads back ({lookup.damaged[0]})")
+    if lookup.path is None:
+        parser.error(f"{flag} {run_dir}: {missing}")
+    for note in lookup.notes():
+        print(f"note: {note}", file=sys.stderr)
+    return lookup.path
+
+
+def check_checkpoint_tensors(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Read the tensors of every checkpoint the evaluation restores (this loads TensorFlow); exit
+    with status 2 naming an unreadable file."""
+    from meta_policy_search.utils.checkpoint_lookup import (
+        CheckpointError,
+        latest_checkpoint,
+        verify_tf_checkpoint,
+    )
+
+    checkpoints = [evaluation.find_checkpoint_dir(args.run_dir, args.checkpoint)]
+    checkpoints += [evaluation.find_checkpoint_dir(run) for run in (args.pretrained_run,
+                                                                    args.oracle_run) if run]
+    for checkpoint_dir in checkpoints:
+        path = latest_checkpoint(checkpoint_dir)
+        try:
+            verify_tf_checkpoint(str(path))
+        except CheckpointError as error:
+            parser.error(str(error))
+
+
 def main(argv: Sequence[str] | None = None) -> str:
     """Command-line entry point; returns the output directory.
 
+    Every check of the arguments and of the runs (``params.json``, checkpoints) exits with
+    status 2 and one line, before TensorFlow loads except for reading the checkpoints' tensors.
+
     Raises:
-        ValueError: on bad arguments (see :func:`evaluate_run`).
-        FileNotFoundError: if the run has no ``params.json`` or checkpoint.
+        Exception: whatever fails during the evaluation itself (status 1 from the command line,
+            :func:`~meta_policy_search.experiment.exit_codes.run_script`).
     """
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=EPILOG,
                                      formatter_class=DefaultsOnceHelpFormatter)
     parser.add_argument("run_dir", help="run directory with params.json and checkpoints/")
     parser.add_argument("--n_tasks", type=int, default=20, help="number of held-out tasks")
@@ -431,6 +475,7 @@ def main(argv: Sequence[str] | None = None) -> str:
         check_runs(args.run_dir, args.pretrained_run, args.oracle_run, args.checkpoint)
     except (ValueError, FileNotFoundError) as error:
         parser.error(" ".join(str(error).split()))
+    check_checkpoint_tensors(parser, args)
     results = evaluate_run(
         args.run_dir, n_tasks=args.n_tasks, num_adapt_steps=args.num_adapt_steps,
         seed=args.seed, rollouts_per_task=args.rollouts_per_task, executor=args.executor,
@@ -454,7 +499,4 @@ def main(argv: Sequence[str] | None = None) -> str:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (ValueError, FileNotFoundError) as error:
-        sys.exit(f"meta_testing.py: error: {error}")
+    run_script(main)
