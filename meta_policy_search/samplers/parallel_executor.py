@@ -29,7 +29,12 @@ import traceback
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
-from meta_policy_search.samplers.executor_base import RolloutWorker, WorkerSpec, check_num_workers
+from meta_policy_search.samplers.executor_base import (
+    RolloutWorker,
+    WorkerSpec,
+    check_num_workers,
+    check_quota,
+)
 from meta_policy_search.samplers.quota import SamplingQuota
 from meta_policy_search.samplers.worker_pool import WorkerLost, WorkerPoolExecutor, WorkerReply
 from meta_policy_search.utils.validation import check_positive_int
@@ -256,9 +261,13 @@ class MetaParallelEnvExecutor(WorkerPoolExecutor):
         quota: SamplingQuota,
     ) -> None:
         meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
+        envs_per_task = check_positive_int("envs_per_task", envs_per_task)
         if n_parallel is None:
             n_parallel = default_num_workers(meta_batch_size)
-        self.n_parallel = check_num_workers("n_parallel", n_parallel, meta_batch_size, "a worker")
+        self.n_parallel = check_num_workers(
+            "n_parallel", n_parallel, meta_batch_size, check_quota(quota).leading_episodes(envs_per_task),
+            "a worker",
+        )
         self._pipes = PipeTransport(env)
         super().__init__(
             self._pipes, env, meta_batch_size, envs_per_task, max_path_length, seed=seed,

@@ -1,8 +1,10 @@
-"""Joining the path batches of several workers' task blocks into one."""
+"""Joining the path batches of several workers into one: whole task blocks, or shares of tasks."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import operator
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -57,4 +59,52 @@ def concatenate_paths(batches: Sequence[PathBatch]) -> PathBatch:
         mask=cat(b.mask for b in batches),
         agent_infos={k: cat(b.agent_infos[k] for b in batches) for k in batches[0].agent_infos},
         env_infos={k: cat(b.env_infos[k] for b in batches) for k in batches[0].env_infos},
+    )
+
+
+def assemble_shares(
+    pieces: Sequence[tuple[PathBatch, int, int, int, int]], num_tasks: int, num_slots: int
+) -> PathBatch:
+    """Place the episodes of several workers' shares into one ``[T, N, H, ...]`` batch.
+
+    Args:
+        pieces: ``(batch, row, task, first, count)``: episodes ``0 .. count - 1`` of ``batch``'s
+            row ``row`` become episodes ``first .. first + count - 1`` of ``task``.
+        num_tasks: ``T``.
+        num_slots: ``N``, the episode axis; slots no piece fills are padding (zero, mask 0).
+
+    Returns:
+        The assembled :class:`PathBatch` (new, writable arrays).
+
+    Raises:
+        ValueError: if the batches' env-info keys differ.
+    """
+    first_batch = pieces[0][0]
+    keys = set(first_batch.env_infos)
+    for batch, *_ in pieces:
+        if set(batch.env_infos) != keys:
+            raise ValueError(
+                f"workers returned different env_infos keys: {sorted(keys)} vs "
+                f"{sorted(batch.env_infos)}"
+            )
+
+    def place(select: Callable[[Any], np.ndarray], field: str | None = None) -> np.ndarray:
+        """``select`` of each piece's batch (of its ``field`` if given), placed."""
+
+        def source(batch: PathBatch) -> np.ndarray:
+            return select(batch if field is None else getattr(batch, field))
+
+        example = source(first_batch)
+        out = np.zeros((num_tasks, num_slots) + example.shape[2:], example.dtype)
+        for batch, row, task, first, count in pieces:
+            out[task, first : first + count] = source(batch)[row, :count]
+        return out
+
+    return PathBatch(
+        observations=place(operator.attrgetter("observations")),
+        actions=place(operator.attrgetter("actions")),
+        rewards=place(operator.attrgetter("rewards")),
+        mask=place(operator.attrgetter("mask")),
+        agent_infos={k: place(operator.itemgetter(k), "agent_infos") for k in first_batch.agent_infos},
+        env_infos={k: place(operator.itemgetter(k), "env_infos") for k in first_batch.env_infos},
     )

@@ -21,7 +21,12 @@ import contextlib
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from meta_policy_search.samplers.executor_base import RolloutWorker, WorkerSpec, check_num_workers
+from meta_policy_search.samplers.executor_base import (
+    RolloutWorker,
+    WorkerSpec,
+    check_num_workers,
+    check_quota,
+)
 from meta_policy_search.samplers.quota import SamplingQuota
 from meta_policy_search.samplers.worker_pool import WorkerLost, WorkerPoolExecutor, WorkerReply
 from meta_policy_search.utils.validation import check_positive_int
@@ -224,8 +229,12 @@ class MetaRayEnvExecutor(WorkerPoolExecutor):
         quota: SamplingQuota,
     ) -> None:
         meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
+        envs_per_task = check_positive_int("envs_per_task", envs_per_task)
         if num_actors is not None:
-            num_actors = check_num_workers("num_actors", num_actors, meta_batch_size, "an actor")
+            num_actors = check_num_workers(
+                "num_actors", num_actors, meta_batch_size, check_quota(quota).leading_episodes(envs_per_task),
+                "an actor",
+            )
         ray = ensure_ray_initialized(ray_address)
         if num_actors is None:
             cpus = int(ray.cluster_resources().get("CPU", 1))
