@@ -1,4 +1,4 @@
-"""Executor whose Ray actors each own whole rollouts of a contiguous block of tasks.
+"""Executor whose Ray actors each own whole rollouts of their share of every phase.
 
 The multi-machine version of :class:`~meta_policy_search.samplers.MetaParallelEnvExecutor`: a Ray
 actor call costs about a millisecond, far too much per env step, so an actor owns all env copies
@@ -93,7 +93,7 @@ class RolloutActor(RolloutWorker):
 
 
 class RayTransport:
-    """Calls :class:`RolloutActor` s, one Ray actor (one CPU) per task block.
+    """Calls :class:`RolloutActor` s, one Ray actor (one CPU) per worker of the pool.
 
     A dead actor (killed, crashed or on a lost node) is noticed within about
     ``_POLL_SECONDS``. An actor's exception comes back as Ray's ``RayTaskError``; the reply
@@ -178,7 +178,8 @@ class RayTransport:
 class MetaRayEnvExecutor(WorkerPoolExecutor):
     """Run the tasks' environments in ``num_actors`` Ray actors, possibly on several machines.
 
-    Actor ``k`` owns a contiguous block of tasks with ``envs_per_task`` env copies each and asks
+    Actor ``k`` runs a contiguous block of the tasks' leading episodes (see
+    :mod:`~meta_policy_search.samplers.split`), with ``envs_per_task`` env copies per task, and asks
     Ray for one CPU, so a cluster spreads the actors over its free cores. A dead actor (killed,
     crashed or on a lost node) makes the pending or next call raise a RuntimeError within about
     a second, and closes the executor. An exception inside an actor is re-raised in the caller
@@ -248,5 +249,5 @@ class MetaRayEnvExecutor(WorkerPoolExecutor):
 
     @property
     def actors(self) -> list[Any]:
-        """The Ray actor handles, one per task block (empty once closed)."""
+        """The Ray actor handles, one per worker of the pool (empty once closed)."""
         return list(self._ray_transport.actors)

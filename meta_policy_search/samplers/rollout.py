@@ -1,4 +1,4 @@
-"""The one rollout loop every executor runs: whole padded episodes for a block of tasks.
+"""The one rollout loop every executor runs: whole padded episodes of a worker's shares of tasks.
 
 An executor owns ``envs_per_task`` (``E``) environment copies per task, as one
 :class:`~meta_policy_search.envs.batched.BatchedMetaEnv` of ``T x E`` envs: the env's own batched
@@ -13,9 +13,13 @@ runs next, if any: exactly ``R`` episodes per task in waves of ``e <= E`` copies
 or, the original's step budget, episodes back to back on all ``E`` copies (``'budget'``). Steps are
 recorded time-major per copy and cut into episodes at the end.
 
-The width ``e`` of the policy's batch is part of the result: a batched matmul may round a row
-differently for a different number of rows, so it depends on the quota alone, never on the worker
-split or the timing.
+The width ``e`` of the policy's batch and the row (copy) an episode runs on are part of the result:
+a batched matmul may round a row differently for a different number of rows, or at another row
+(both seen with numpy's OpenBLAS at the policies' shapes), so they depend on the quota alone,
+never on the worker split or the timing. A worker that runs only some episodes of a task
+(a :class:`~meta_policy_search.samplers.split.Share`) evaluates the policy on all ``e`` rows of
+the wave and runs each episode on its own copy; under a step budget a task continued in a second
+round replays its first episodes' schedule (see :mod:`~meta_policy_search.samplers.split`).
 
 Randomness depends only on ``(seed, phase, global task index, episode index)`` (see
 :func:`episode_randomness`): not on the number of envs per task, the tick an episode starts at or

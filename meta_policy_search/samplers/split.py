@@ -20,6 +20,10 @@ runs the following episodes on the same copies at the same ticks as a whole-task
 would (:func:`assign_continuations` spreads the continued tasks). Without early termination
 (e.g. the half-cheetah) the first round fills every budget and there is no second round.
 
+Splitting assumes what identical executors already need: an episode depends only on its task,
+its reset seed and its actions, not on the episodes its env copy ran before (a MuJoCo env resets
+all of its ``MjData``).
+
 This module imports only the standard library and the quota rules.
 """
 

@@ -1,8 +1,9 @@
 """One executor over a pool of rollout workers, whatever carries the calls to them.
 
-:class:`WorkerPoolExecutor` splits the ``meta_batch_size`` tasks into contiguous blocks, one per
-worker (:class:`~meta_policy_search.samplers.executor_base.RolloutWorker`: the env copies of a
-block and the one rollout loop), and runs every call the same way: submit one call per worker,
+:class:`WorkerPoolExecutor` splits every sampling phase into contiguous blocks of the tasks'
+episodes, one per worker (:mod:`~meta_policy_search.samplers.split`;
+:class:`~meta_policy_search.samplers.executor_base.RolloutWorker`: the env copies of its tasks and
+the one rollout loop), and runs every call the same way: submit one call per worker,
 gather the replies before a deadline, turn a dead or hung worker into one ``RuntimeError`` (and
 close the pool), re-raise a worker's exception once every worker has replied (the pool stays
 usable). A :class:`Transport` carries the calls: in this process
@@ -174,7 +175,12 @@ def describe_tasks(start: int, stop: int) -> str:
 
 
 class WorkerPoolExecutor(ExecutorBase):
-    """Rollouts in a pool of workers, one contiguous block of tasks each, over a transport.
+    """Rollouts in a pool of workers, one contiguous block of the tasks' episodes each, over a
+    transport.
+
+    Under a step budget a task whose leading episodes were split over workers and do not fill
+    its budget is continued by one of them in a second round of calls
+    (:meth:`~meta_policy_search.samplers.executor_base.RolloutWorker.continue_tasks`).
 
     Args:
         transport: what carries the calls (see :class:`Transport`).
@@ -246,7 +252,7 @@ class WorkerPoolExecutor(ExecutorBase):
 
     @property
     def num_workers(self) -> int:
-        """Number of workers (task blocks)."""
+        """Number of workers."""
         return len(self.task_blocks)
 
     @property
