@@ -173,12 +173,12 @@ def test_a_continued_task_gets_the_whole_tasks_later_episodes(envs_per_task, mon
         worker.set_tasks([task])
         for phase in range(4):
             schedule.clear()
-            whole, _ = worker.collect(policy, phase)
+            whole = worker.collect(policy, phase)[0].padded()
             whole_schedule = list(schedule)
             schedule.clear()
             lengths = tuple(int(n) for n in whole.mask[0, :envs_per_task].sum(axis=-1))
             rest = collect_paths(worker.envs, envs_per_task, policy,
-                                 [Share(5, quota, known_lengths=lengths)], H, 4, phase)
+                                 [Share(5, quota, known_lengths=lengths)], H, 4, phase).padded()
             assert schedule == whole_schedule
             count = int(whole.episodes_per_task[0]) - envs_per_task
             assert int(rest.episodes_per_task[0]) == count

@@ -20,10 +20,11 @@ from typing import Any, Self
 
 from meta_policy_search.envs.batched.base import BatchedMetaEnv, make_batched_env
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
+from meta_policy_search.samplers.paths import CompactPaths
 from meta_policy_search.samplers.quota import EpisodeQuota, SamplingQuota, StepBudget
 from meta_policy_search.samplers.rollout import ExecTimes, collect_paths, space_dim
 from meta_policy_search.samplers.split import Share, first_round_share
-from meta_policy_search.types import PathBatch, Task
+from meta_policy_search.types import Task
 from meta_policy_search.utils.validation import check_non_negative_int, check_positive_int
 
 
@@ -166,9 +167,9 @@ class RolloutWorker:
         """Set local task ``t`` on every env copy ``t * E + j`` of it."""
         self.envs.set_tasks([task for task in tasks for _ in range(self.spec.envs_per_task)])
 
-    def collect(self, policy: NumpyGaussianMLP, phase: int) -> tuple[PathBatch, ExecTimes]:
-        """The worker's shares of the phase: ``[T_local, N, H, ...]`` paths (row ``t`` from the
-        share's first episode on), and the seconds spent in the policy and the envs."""
+    def collect(self, policy: NumpyGaussianMLP, phase: int) -> tuple[CompactPaths, ExecTimes]:
+        """The worker's shares of the phase (row ``t``: the share of local task ``t`` from its
+        first episode on), and the seconds spent in the policy and the envs."""
         spec, exec_times = self.spec, ExecTimes()
         self._last = (policy, phase)
         paths = collect_paths(
@@ -179,7 +180,7 @@ class RolloutWorker:
 
     def continue_tasks(
         self, known_lengths: Sequence[tuple[int, tuple[int, ...]]]
-    ) -> tuple[PathBatch, ExecTimes]:
+    ) -> tuple[CompactPaths, ExecTimes]:
         """Continue tasks of the block whose leading episodes ran on several workers.
 
         Args:
@@ -187,8 +188,8 @@ class RolloutWorker:
                 the lengths of the task's leading episodes.
 
         Returns:
-            ``[len(known_lengths), N, H, ...]`` paths of the tasks' following episodes (from
-            episode ``len(lengths)`` on), and the seconds spent in the policy and the envs.
+            The tasks' following episodes (from episode ``len(lengths)`` on), one row per task,
+            and the seconds spent in the policy and the envs.
 
         Raises:
             RuntimeError: if :meth:`collect` was not called before.

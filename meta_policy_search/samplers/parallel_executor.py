@@ -138,7 +138,6 @@ class PipeTransport:
     """
 
     unit = "worker"
-    results_shared = False
 
     def __init__(self, env: Any) -> None:
         self._env_bytes = pickle.dumps(env)

@@ -107,7 +107,6 @@ class RayTransport:
     """
 
     unit = "actor"
-    results_shared = True  # results are read-only views into the object store
 
     def __init__(self, env: Any, ray: Any) -> None:
         self._ray = ray

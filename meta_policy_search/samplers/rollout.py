@@ -40,8 +40,8 @@ import numpy as np
 
 from meta_policy_search.envs.batched.base import BatchedMetaEnv
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
+from meta_policy_search.samplers.paths import CompactPaths
 from meta_policy_search.samplers.split import Share
-from meta_policy_search.types import PathBatch
 
 _RESET_SEED_BOUND = 2**31 - 1
 
@@ -336,12 +336,11 @@ def collect_paths(
     phase: int,
     exec_times: ExecTimes | None = None,
     env_slots: Sequence[int] | None = None,
-) -> PathBatch:
+) -> CompactPaths:
     """Collect the episodes of each share, with the given envs and policy.
 
-    The envs must already be set to their tasks. Padded steps (after an episode terminated or
-    was truncated at ``H``) and padded episodes are zero in every array and have ``mask == 0``;
-    the terminating step itself is real. The env's per-step infos are stacked into
+    The envs must already be set to their tasks. An episode's real steps end with the step
+    that terminated it or the ``H``-th; the env's per-step infos are stacked into
     ``env_infos``.
 
     Args:
@@ -360,10 +359,9 @@ def collect_paths(
         env_slots: the env slot of each share (``None``: share ``s`` uses slot ``s``).
 
     Returns:
-        A :class:`PathBatch` ``[len(shares), N, H, ...]``: row ``s`` holds the returned
-        episodes of share ``s`` from its ``first_episode`` on, the rest padding. ``N`` is the
-        rule's ``num_slots`` of the largest count when every share is a whole task (``R`` for
-        ``'rollouts'``, a ladder size for ``'budget'``), else the largest count.
+        :class:`~meta_policy_search.samplers.paths.CompactPaths` with one row per share: the
+        share's returned episodes from its ``first_episode`` on (a whole task's under a step
+        budget: its shortest complete prefix), their real steps only.
 
     Raises:
         ValueError: if an env's info lacks a key that the first step's info had.
@@ -450,34 +448,30 @@ def collect_paths(
         exec_times.env_seconds += env_seconds
 
     counts = [task.num_returned for task in run.tasks]
-    if all(share.whole for share in shares):
-        num_slots = max(share.quota.num_slots(max(counts)) for share in shares)
-    else:
-        num_slots = max(counts)
-    starts = np.zeros((num_tasks, num_slots), dtype=np.int64)
-    env_of = np.zeros((num_tasks, num_slots), dtype=np.int64)
-    lengths = np.zeros((num_tasks, num_slots), dtype=np.int64)
+    starts = np.zeros((num_tasks, max(counts)), dtype=np.int64)
+    env_of = np.zeros((num_tasks, max(counts)), dtype=np.int64)
+    lengths = np.zeros((num_tasks, max(counts)), dtype=np.int64)
     for t, (task, count) in enumerate(zip(run.tasks, counts)):
         first = task.share.first_episode
         for n in range(count):
             k = first + n
             starts[t, n], env_of[t, n], lengths[t, n] = task.starts[k], task.envs[k], task.lengths[k]
     time_index = np.arange(max_path_length)
-    padding = time_index >= lengths[..., None]  # [T, N, H]
-    tick_index = np.minimum(starts[..., None] + time_index, max(tick - 1, 0))
-    env_index = np.broadcast_to(env_of[..., None], padding.shape)
+    real = time_index < lengths[..., None]  # [S, N, H]
+    tick_index = (starts[..., None] + time_index)[real]
+    env_index = np.broadcast_to(env_of[..., None], real.shape)[real]
 
     def gather(buffer: np.ndarray) -> np.ndarray:
-        """``[ticks, T * E, ...]`` time-major buffer -> ``[T, N, H, ...]`` episodes."""
-        episodes = buffer[tick_index, env_index]
-        episodes[padding] = 0.0
-        return episodes
+        """``[ticks, S * E, ...]`` time-major buffer -> ``[n, ...]`` real steps in ``(row,
+        episode, step)`` order."""
+        return buffer[tick_index, env_index]
 
-    return PathBatch(
+    return CompactPaths(
+        lengths=lengths,
+        horizon=max_path_length,
         observations=gather(obs_w),
         actions=gather(act_w),
         rewards=gather(rew_w),
-        mask=(~padding).astype(np.float32),
         agent_infos={"mean": gather(mean_w), "log_std": gather(log_std_w)},
         env_infos={key: gather(buffer) for key, buffer in (info_w or {}).items()},
     )

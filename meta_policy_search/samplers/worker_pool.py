@@ -26,7 +26,7 @@ import numpy as np
 
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.samplers.executor_base import ExecutorBase, WorkerSpec, check_tasks
-from meta_policy_search.samplers.paths import assemble_shares, concatenate_paths
+from meta_policy_search.samplers.paths import CompactPaths, assemble_shares
 from meta_policy_search.samplers.quota import SamplingQuota
 from meta_policy_search.samplers.rollout import ExecTimes
 from meta_policy_search.samplers.split import (
@@ -128,8 +128,6 @@ class Transport(Protocol):
 
     unit: str
     """What a worker is called in messages: ``'worker'`` or ``'actor'``."""
-    results_shared: bool
-    """Whether results may be read-only views (Ray's object store) that must be copied."""
 
     def start(self, specs: Sequence[WorkerSpec]) -> None:
         """Start one worker per spec; each replies once it is ready."""
@@ -155,18 +153,6 @@ class Transport(Protocol):
     def close(self, wait_seconds: float) -> None:
         """Stop the workers, killing those that have not exited after ``wait_seconds``."""
         ...
-
-
-def writable_copy(paths: PathBatch) -> PathBatch:
-    """Copy of a path batch whose arrays are writable (Ray hands out read-only views)."""
-    return PathBatch(
-        observations=np.array(paths.observations),
-        actions=np.array(paths.actions),
-        rewards=np.array(paths.rewards),
-        mask=np.array(paths.mask),
-        agent_infos={k: np.array(v) for k, v in paths.agent_infos.items()},
-        env_infos={k: np.array(v) for k, v in paths.env_infos.items()},
-    )
 
 
 def describe_tasks(start: int, stop: int) -> str:
@@ -232,10 +218,6 @@ class WorkerPoolExecutor(ExecutorBase):
         self.task_blocks = [(block[0][0], block[-1][0] + 1) for block in self.shares]
         """Half-open ``(start, stop)`` range of the tasks each worker holds (neighbours share
         a task whose episodes are split between them)."""
-        self._whole_tasks = all(
-            (first, stop) == (0, self.leading_episodes)
-            for block in self.shares for _, first, stop in block
-        )
         specs = [
             WorkerSpec(start, stop, self.envs_per_task, self.max_path_length, self.seed,
                        self.quota, use_batched_env,
@@ -389,29 +371,23 @@ class WorkerPoolExecutor(ExecutorBase):
         )
         batches = [paths for paths, _ in results]
         exec_times = sum((times for _, times in results), ExecTimes())
-        if self._whole_tasks:
-            paths = concatenate_paths(batches)
-            if len(batches) == 1 and self._transport.results_shared:
-                paths = writable_copy(paths)
-        else:
-            pieces, counts, continued = self._first_round_pieces(batches)
-            if continued:
-                remaining = None if deadline is None else max(0.0, deadline - time.perf_counter())
-                for worker, (batch, times) in self._continue(continued, remaining).items():
-                    exec_times += times
-                    for row, (task, lengths) in enumerate(continued[worker]):
-                        count = int(batch.episodes_per_task[row])
-                        pieces.append((batch, row, task, len(lengths), count))
-                        counts[task] = len(lengths) + count
-            paths = assemble_shares(pieces, self.meta_batch_size,
-                                    self.quota.num_slots(max(counts)))
+        pieces, counts, continued = self._first_round_pieces(batches)
+        if continued:
+            remaining = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            for worker, (batch, times) in self._continue(continued, remaining).items():
+                exec_times += times
+                for row, (task, lengths) in enumerate(continued[worker]):
+                    count = int(np.count_nonzero(batch.lengths[row]))
+                    pieces.append((batch, row, task, len(lengths), count))
+                    counts[task] = len(lengths) + count
+        paths = assemble_shares(pieces, self.meta_batch_size, self.quota.num_slots(max(counts)))
         self.timeout.record(time.perf_counter() - start)
         self.last_exec_times = exec_times
         return paths
 
     def _first_round_pieces(
-        self, batches: Sequence[PathBatch]
-    ) -> tuple[list[tuple[PathBatch, int, int, int, int]], list[int],
+        self, batches: Sequence[CompactPaths]
+    ) -> tuple[list[tuple[CompactPaths, int, int, int, int]], list[int],
                dict[int, list[tuple[int, tuple[int, ...]]]]]:
         """Where the first round's episodes go, each task's episode count so far, and the
         tasks split over workers that need a second round (under a step budget).
@@ -421,21 +397,19 @@ class WorkerPoolExecutor(ExecutorBase):
             :func:`~meta_policy_search.samplers.paths.assemble_shares`; per task its episodes;
             worker -> the ``(task, leading episodes' lengths)`` it continues.
         """
-        pieces: list[tuple[PathBatch, int, int, int, int]] = []
+        pieces: list[tuple[CompactPaths, int, int, int, int]] = []
         counts = [0] * self.meta_batch_size
         split: dict[int, list[int]] = {}
         holders: dict[int, list[int]] = {}
         for worker, (batch, block) in enumerate(zip(batches, self.shares)):
-            episodes_per_task = batch.episodes_per_task
             for row, (task, first, stop) in enumerate(block):
                 whole = (first, stop) == (0, self.leading_episodes)
-                count = int(episodes_per_task[row]) if whole else stop - first
+                count = int(np.count_nonzero(batch.lengths[row])) if whole else stop - first
                 pieces.append((batch, row, task, first, count))
                 counts[task] = max(counts[task], first + count)
                 if not whole:
-                    measured = np.asarray(batch.mask[row, :count].sum(axis=-1), dtype=np.int64)
                     split.setdefault(task, [0] * self.leading_episodes)[first:stop] = [
-                        int(n) for n in measured
+                        int(n) for n in batch.lengths[row, :count]
                     ]
                     holders.setdefault(task, []).append(worker)
         if self.quota.waves:  # every episode was fixed in advance: nothing to continue
@@ -459,7 +433,7 @@ class WorkerPoolExecutor(ExecutorBase):
 
     def _continue(
         self, continued: dict[int, list[tuple[int, tuple[int, ...]]]], timeout: float | None
-    ) -> dict[int, tuple[PathBatch, ExecTimes]]:
+    ) -> dict[int, tuple[CompactPaths, ExecTimes]]:
         """The second round: each named worker continues its tasks (``continue_tasks``)."""
         return self._call_some(
             "continue_tasks", {worker: (tasks,) for worker, tasks in continued.items()},
