@@ -122,7 +122,10 @@ def main() -> None:
     parser.add_argument("--output", type=Path, required=True)
     args = parser.parse_args()
     iteration = (_load(args.before, "iteration.json"), _load(args.after, "iteration.json"))
-    sampling = (_load(args.before, "sampling.json"), _load(args.after, "sampling.json"))
+    # The sampling benchmark is optional (e.g. comparing one iteration workload alone).
+    sampling = None
+    if (args.before / "sampling.json").is_file() or (args.after / "sampling.json").is_file():
+        sampling = (_load(args.before, "sampling.json"), _load(args.after, "sampling.json"))
     lines = [
         f"# Benchmarks before and after: {args.label_before} / {args.label_after}",
         "",
@@ -135,22 +138,28 @@ def main() -> None:
         "",
         *iteration_table(*iteration),
         "",
-        "## Sampling (env steps per second, best of the phases)",
-        "",
-        *sampling_table(*sampling),
-        "",
-        "## Sampling relative to the raw loop of the same run",
-        "",
-        *sampling_of_raw_table(*sampling),
-        "",
+    ]
+    if sampling is not None:
+        lines += [
+            "## Sampling (env steps per second, best of the phases)",
+            "",
+            *sampling_table(*sampling),
+            "",
+            "## Sampling relative to the raw loop of the same run",
+            "",
+            *sampling_of_raw_table(*sampling),
+            "",
+        ]
+    lines += [
         "## Machines",
         "",
         _machine_line(f"iteration, {args.label_before}", iteration[0]["machine"]),
         _machine_line(f"iteration, {args.label_after}", iteration[1]["machine"]),
-        _machine_line(f"sampling, {args.label_before}", sampling[0]["machine"]),
-        _machine_line(f"sampling, {args.label_after}", sampling[1]["machine"]),
-        "",
     ]
+    if sampling is not None:
+        lines += [_machine_line(f"sampling, {args.label_before}", sampling[0]["machine"]),
+                  _machine_line(f"sampling, {args.label_after}", sampling[1]["machine"])]
+    lines.append("")
     args.output.write_text("\n".join(lines))
     print(f"wrote {args.output}")
 
