@@ -10,12 +10,13 @@ environment this script measures, with the parallel executor (``--n_parallel`` w
   the bytes of the padded batch and of the real steps alone (what the workers send back);
 * **bare**: phases of ``executor.collect`` with ``benchmarks/sampling_benchmark.py``'s random
   policy and the ``'rollouts'`` quota, as that benchmark times them;
-* **physics**: MuJoCo contacts and constraint-solver iterations per ``mj_step``, and CPU
-  microseconds per env step, in this process, of (a) the run's last phase's controls replayed
-  from ``mj_resetData`` (what ``iteration_benchmark.py``'s physics floor replays), (b) the bare
-  phase's controls, and (c) uniformly random controls with a reset every 1000 steps (the
-  physics floor ``iteration_benchmark.py`` used before it replayed the run's controls), the
-  three loops interleaved, medians of ``--repeats``.
+* **physics**: MuJoCo contacts and constraint-solver iterations per ``mj_step`` (counted in
+  one pass), and CPU microseconds per env step (other passes, not counting), in this process,
+  of (a) the run's last phase's controls replayed from ``mj_resetData`` (what
+  ``iteration_benchmark.py``'s physics floor replays), (b) the bare phase's controls, and
+  (c) uniformly random controls with a reset every 1000 steps (the physics floor
+  ``iteration_benchmark.py`` used before it replayed the run's controls), the timing passes
+  interleaved, medians of ``--repeats``.
 
 Writes ``benchmarks/results/sampling_cpu_counts_<env>.{json,md}``. Usage::
 
@@ -118,37 +119,44 @@ def bare_phases(env: Any, meta_batch_size: int, horizon: int, n_parallel: int, r
 
 
 def physics_counts(env: Any, loops: dict[str, Any], repeats: int) -> dict[str, dict[str, float]]:
-    """Contacts and solver iterations per ``mj_step`` and CPU microseconds per env step of each
-    loop of controls (``[episodes, steps, nu]``, NaN after an episode's end; every episode from
-    ``mj_resetData``), interleaved ``repeats`` times (medians)."""
+    """Contacts and solver iterations per ``mj_step`` (one counting pass) and CPU microseconds
+    per env step (``repeats`` timing passes without counting, interleaved over the loops;
+    median) of each loop of controls (``[episodes, steps, nu]``, NaN after an episode's end;
+    every episode from ``mj_resetData``)."""
     import mujoco
 
     inner = env.unwrapped
     model, frame_skip = inner.model, int(inner.frame_skip)
     data = mujoco.MjData(model)
-    results: dict[str, dict[str, list[float]]] = {
-        name: {"contacts": [], "solver_iterations": [], "cpu_microseconds": []} for name in loops}
+    step, reset = mujoco.mj_step, mujoco.mj_resetData
+    episodes = {name: [episode[~np.isnan(episode[:, 0])] for episode in controls]
+                for name, controls in loops.items()}
+    results: dict[str, dict[str, Any]] = {}
+    for name, loop in episodes.items():
+        contacts = iterations = steps = 0
+        for episode in loop:
+            reset(model, data)
+            for ctrl in episode:
+                data.ctrl[:] = ctrl
+                step(model, data, frame_skip)
+                contacts += data.ncon
+                iterations += int(np.sum(data.solver_niter))
+                steps += 1
+        results[name] = {"contacts": contacts / steps, "solver_iterations": iterations / steps,
+                         "steps": steps, "cpu": []}
     for _ in range(repeats):
-        for name, controls in loops.items():
-            contacts = iterations = steps = 0
-            cpu = 0.0
-            for episode in controls:
-                mujoco.mj_resetData(model, data)
-                for ctrl in episode:
-                    if np.isnan(ctrl[0]):
-                        break
-                    data.ctrl[:] = ctrl
-                    start = time.process_time()
-                    mujoco.mj_step(model, data, frame_skip)
-                    cpu += time.process_time() - start
-                    contacts += data.ncon
-                    iterations += int(np.sum(data.solver_niter))
-                    steps += 1
-            results[name]["contacts"].append(contacts / steps)
-            results[name]["solver_iterations"].append(iterations / steps)
-            results[name]["cpu_microseconds"].append(cpu / steps * 1e6)
-    return {name: {key: statistics.median(values) for key, values in result.items()}
-            for name, result in results.items()}
+        for name, loop in episodes.items():
+            ctrl = data.ctrl
+            start = time.process_time()
+            for episode in loop:
+                reset(model, data)
+                for row in episode:
+                    ctrl[:] = row
+                    step(model, data, frame_skip)
+            results[name]["cpu"].append(time.process_time() - start)
+    return {name: {"contacts": r["contacts"], "solver_iterations": r["solver_iterations"],
+                   "cpu_microseconds": statistics.median(r["cpu"]) / r["steps"] * 1e6}
+            for name, r in results.items()}
 
 
 def summary(phases: list[dict[str, Any]]) -> list[dict[str, Any]]:

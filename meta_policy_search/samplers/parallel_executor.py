@@ -266,10 +266,9 @@ class MetaParallelEnvExecutor(WorkerPoolExecutor):
         envs_per_task = check_positive_int("envs_per_task", envs_per_task)
         if n_parallel is None:
             n_parallel = default_num_workers(meta_batch_size)
-        self.n_parallel = check_num_workers(
-            "n_parallel", n_parallel, meta_batch_size, check_quota(quota).leading_episodes(envs_per_task),
-            "a worker",
-        )
+        leading = check_quota(quota).leading_episodes(envs_per_task)
+        self.n_parallel = check_num_workers("n_parallel", n_parallel, meta_batch_size, leading,
+                                            "a worker")
         self._pipes = PipeTransport(env)
         super().__init__(
             self._pipes, env, meta_batch_size, envs_per_task, max_path_length, seed=seed,

@@ -1,5 +1,6 @@
-"""Joining the paths of several workers into one batch: whole task blocks (:func:`concatenate_paths`),
-or the compact shares of tasks workers send back (:class:`CompactPaths`, :func:`assemble_shares`)."""
+"""Joining the paths of several workers into one batch: whole task blocks
+(:func:`concatenate_paths`), or the compact shares of tasks that workers send back
+(:class:`CompactPaths`, :func:`assemble_shares`)."""
 
 from __future__ import annotations
 

@@ -231,10 +231,9 @@ class MetaRayEnvExecutor(WorkerPoolExecutor):
         meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
         envs_per_task = check_positive_int("envs_per_task", envs_per_task)
         if num_actors is not None:
-            num_actors = check_num_workers(
-                "num_actors", num_actors, meta_batch_size, check_quota(quota).leading_episodes(envs_per_task),
-                "an actor",
-            )
+            leading = check_quota(quota).leading_episodes(envs_per_task)
+            num_actors = check_num_workers("num_actors", num_actors, meta_batch_size, leading,
+                                           "an actor")
         ray = ensure_ray_initialized(ray_address)
         if num_actors is None:
             cpus = int(ray.cluster_resources().get("CPU", 1))

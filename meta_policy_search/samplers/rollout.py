@@ -180,7 +180,9 @@ class _TaskEpisodes:
         while not self.done and self.lengths.get(self.prefix_len, -1) >= 0:
             self.prefix_steps += self.lengths[self.prefix_len]
             self.prefix_len += 1
-            self.done = self.quota.is_complete(self.prefix_len, self.prefix_steps, self._run.horizon)
+            self.done = self.quota.is_complete(
+                self.prefix_len, self.prefix_steps, self._run.horizon
+            )
 
 
 class _Collection:
@@ -220,17 +222,21 @@ class _Collection:
         self.num_waves = max(share.quota.num_waves(envs_per_task) for share in shares)
         self.episode = [-1] * num_envs  # running episode index k per env, -1 when idle
         self.steps = np.zeros(num_envs, dtype=np.int64)  # steps taken in the running episode
-        self.replay_length = np.zeros(num_envs, dtype=np.int64)  # > 0: a replayed episode's
+        # The known length of the episode an env replays (0 when it steps or idles).
+        self.replay_length = np.zeros(num_envs, dtype=np.int64)
         self.obs_now = np.zeros((num_envs, self.obs_dim))
         self.noise = np.zeros((num_envs, self.horizon, self.act_dim))
 
     def wave_width(self, wave: int) -> int:
         """The policy's batch width in ``wave`` (every share's rule must agree on it)."""
-        widths = {share.quota.wave_width(wave, self.envs_per_task) for share in
-                  (task.share for task in self.tasks) if wave < share.quota.num_waves(self.envs_per_task)}
+        copies = self.envs_per_task
+        widths = {task.quota.wave_width(wave, copies) for task in self.tasks
+                  if wave < task.quota.num_waves(copies)}
         if len(widths) > 1:
-            raise ValueError(f"the shares of one collection disagree on wave {wave}'s width: {widths}")
-        return widths.pop() if widths else self.envs_per_task
+            raise ValueError(
+                f"the shares of one collection disagree on wave {wave}'s width: {sorted(widths)}"
+            )
+        return widths.pop() if widths else copies
 
     def start(self, candidates: Iterable[int], tick: int, wave: int) -> tuple[list[int], list[int]]:
         """Start the next episode (as the share says) on each idle env of ``candidates``.
@@ -455,7 +461,8 @@ def collect_paths(
         first = task.share.first_episode
         for n in range(count):
             k = first + n
-            starts[t, n], env_of[t, n], lengths[t, n] = task.starts[k], task.envs[k], task.lengths[k]
+            starts[t, n], env_of[t, n] = task.starts[k], task.envs[k]
+            lengths[t, n] = task.lengths[k]
     time_index = np.arange(max_path_length)
     real = time_index < lengths[..., None]  # [S, N, H]
     tick_index = (starts[..., None] + time_index)[real]
