@@ -110,7 +110,8 @@ def make_samples(
     """``num_inner_grad_steps + 1`` batches, each sampled by the policy adapted on the previous."""
     rng = np.random.default_rng(seed)
     policy = make_policy(meta_batch_size, obs_dim=obs_dim, act_dim=act_dim)
-    helper = VPGMAML(policy, 0.1, meta_batch_size, num_inner_grad_steps, inner_type="likelihood_ratio")
+    helper = VPGMAML(policy, inner_lr=0.1, num_inner_grad_steps=num_inner_grad_steps,
+                     inner_type="likelihood_ratio")
     batches = []
     for _ in range(num_inner_grad_steps + 1):
         batches.append(sample_batch(rng, policy.get_task_param_values(), policy, rollouts, horizon))
@@ -383,26 +384,31 @@ def main() -> None:
 
     cases = {
         "adapt": ("`adapt_policy` (ProMP, LVC inner step)",
-                  lambda p, j: ProMP(p, 0.1, n, 1, jit_compile=j), adapt_call, None),
+                  lambda p, j: ProMP(p, inner_lr=0.1, num_inner_grad_steps=1,
+                                     jit_compile=j), adapt_call, None),
         "promp": ("ProMP `optimize_policy` (5 PPO steps, K=1)",
-                  lambda p, j: ProMP(p, 0.1, n, 1, num_ppo_steps=5, jit_compile=j),
+                  lambda p, j: ProMP(p, inner_lr=0.1, num_inner_grad_steps=1, num_ppo_steps=5, jit_compile=j),
                   lambda a, v: optimize(a, samples1), samples1),
         "promp2": ("ProMP `optimize_policy` (5 PPO steps, K=2)",
-                   lambda p, j: ProMP(p, 0.1, n, 2, num_ppo_steps=5, jit_compile=j),
+                   lambda p, j: ProMP(p, inner_lr=0.1, num_inner_grad_steps=2, num_ppo_steps=5,
+                                      jit_compile=j),
                    lambda a, v: optimize(a, samples2), samples2),
         "trpo": ("TRPO-MAML `optimize_policy` (10 CG iterations, K=1)",
-                 lambda p, j: TRPOMAML(p, 0.1, n, 1, inner_type="log_likelihood", cg_iters=10,
+                 lambda p, j: TRPOMAML(p, inner_lr=0.1, num_inner_grad_steps=1, inner_type="log_likelihood",
+                                       cg_iters=10,
                                        jit_compile=j),
                  lambda a, v: optimize(a, samples1), samples1, hvp_timing(samples1, repeats)),
         "trpo_fwd": ("TRPO-MAML, `hvp_approach='forward_over_reverse'`",
-                     lambda p, j: TRPOMAML(p, 0.1, n, 1, inner_type="log_likelihood", cg_iters=10,
+                     lambda p, j: TRPOMAML(p, inner_lr=0.1, num_inner_grad_steps=1,
+                                           inner_type="log_likelihood", cg_iters=10,
                                            hvp_approach="forward_over_reverse", jit_compile=j),
                      lambda a, v: optimize(a, samples1), None, hvp_timing(samples1, repeats)),
         "vpg": ("VPG-MAML `optimize_policy` (K=1)",
-                lambda p, j: VPGMAML(p, 0.1, n, 1, inner_type="log_likelihood", jit_compile=j),
+                lambda p, j: VPGMAML(p, inner_lr=0.1, num_inner_grad_steps=1, inner_type="log_likelihood",
+                                     jit_compile=j),
                 lambda a, v: optimize(a, samples1), samples1),
         "dice": ("DiCE-MAML `optimize_policy` (K=1)",
-                 lambda p, j: DICEMAML(p, 0.1, n, max_path_length=horizon, jit_compile=j),
+                 lambda p, j: DICEMAML(p, inner_lr=0.1, max_path_length=horizon, jit_compile=j),
                  lambda a, v: optimize(a, samples1), samples1),
     }
     selected = [c for c in args.only.split(",") if c] or list(cases)
@@ -413,7 +419,7 @@ def main() -> None:
         if gradient_samples is not None:
             extra = gradient_accuracy(gradient_samples, make_algo, extra)
         rows.append(bench_pair(label, make_algo, call, n, repeats, extra))
-    conversion = to_tensor_timing(samples1, ProMP(make_policy(n), 0.1, n, 1))
+    conversion = to_tensor_timing(samples1, ProMP(make_policy(n), inner_lr=0.1, num_inner_grad_steps=1))
     machine["load_average_end"] = load_average()
     result = {
         "config": {"meta_batch_size": n, "rollouts_per_meta_task": rollouts,

@@ -106,7 +106,7 @@ def build_trainer(algo_key: str, flags: list[str], seed: int = 1) -> Any:
     trainer = Trainer(
         algo=algorithm.make_algo(config, policy), env=env, sampler=sampler,
         sample_processor=algorithm.make_sample_processor(config), policy=policy, n_itr=1 << 30,
-        num_inner_grad_steps=config.num_inner_grad_steps, checkpoint_dir=None,
+        checkpoint_dir=None,
     )
     return trainer, config
 

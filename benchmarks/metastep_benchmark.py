@@ -92,7 +92,8 @@ def run(args: argparse.Namespace) -> None:
         samples = make_samples(n, rollouts, horizon, 1, obs_dim=obs_dim, act_dim=act_dim)
 
         def make_algo(policy, approach, n=n):
-            return TRPOMAML(policy, 0.1, n, 1, inner_type="log_likelihood", cg_iters=10,
+            return TRPOMAML(policy, inner_lr=0.1, num_inner_grad_steps=1, inner_type="log_likelihood",
+                            cg_iters=10,
                             hvp_approach=approach)
 
         row = bench_pair(

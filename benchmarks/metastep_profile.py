@@ -181,12 +181,13 @@ def profile_workload(name: str, repeats: int) -> dict:
 
     def promp(steps: int) -> ProMP:
         policy = make_policy(n, obs_dim=obs_dim, act_dim=act_dim)
-        return ProMP(policy, 0.1, n, 1, num_ppo_steps=steps, clip_eps=0.3,
+        return ProMP(policy, inner_lr=0.1, num_inner_grad_steps=1, num_ppo_steps=steps, clip_eps=0.3,
                      adaptive_inner_kl_penalty=False, init_inner_kl_penalty=5e-4)
 
     def trpo(cg_iters: int) -> TRPOMAML:
         policy = make_policy(n, obs_dim=obs_dim, act_dim=act_dim)
-        return TRPOMAML(policy, 0.1, n, 1, inner_type="log_likelihood", cg_iters=cg_iters,
+        return TRPOMAML(policy, inner_lr=0.1, num_inner_grad_steps=1, inner_type="log_likelihood",
+                        cg_iters=cg_iters,
                         jit_compile=True)
 
     probe = promp(1)

@@ -80,7 +80,7 @@ def describe_samples(result: dict) -> str:
 def time_step(tasks: int, pack: bool, samples: list[SampleBatch]) -> float:
     """Seconds of one ``optimize_policy`` after a warm-up call (tracing) on fresh samples."""
     policy = MetaGaussianMLPPolicy(tasks, OBS, ACT, hidden_sizes=HIDDEN, seed=0)
-    algo = ProMP(policy, inner_lr=0.1, meta_batch_size=tasks, num_inner_grad_steps=1)
+    algo = ProMP(policy, inner_lr=0.1, num_inner_grad_steps=1)
     if not pack:
         algo.to_tensors = lambda s: to_tensor_batch(s, policy.dtype, pack=False)  # type: ignore[method-assign]
     algo.optimize_policy(samples)

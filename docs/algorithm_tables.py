@@ -6,7 +6,8 @@ For the algorithms of a page (registry names, :data:`~meta_policy_search.experim
   paper used it on every environment it ran the algorithm on, else "per env") and the field's
   docstring;
 * :func:`paper_table_rst`: the paper's values per environment (``paper_configs.json``) for the
-  environments whose curves of these algorithms the paper shows (``paper_reference.csv``).
+  environments whose curves of these algorithms the paper shows (``paper_reference.csv``); for
+  an algorithm the paper did not run, those of the algorithm whose settings it takes.
 
 Every number comes from the library's config classes and data files, so the pages cannot drift
 from what the run scripts do.
@@ -21,6 +22,7 @@ from typing import Any
 from meta_policy_search.experiment.config_parsing import field_docs
 from meta_policy_search.experiment.configs import MetaRLConfig
 from meta_policy_search.experiment.paper import (
+    SECTION_FALLBACKS,
     load_paper_reference,
     paper_entry,
     paper_envs,
@@ -38,6 +40,7 @@ PAGE_ALGORITHMS: dict[str, tuple[str, ...]] = {
     "vpg_maml": ("vpg_maml", "lvc_vpg"),
     "e_maml": ("e_maml_trpo", "e_maml_vpg"),
     "dice": ("dice_maml", "vpg_dice"),
+    "ppo_maml": ("ppo_maml",),
 }
 """Per-algorithm page (``docs/algorithms/<page>.rst``) -> the registry names it documents."""
 
@@ -72,8 +75,12 @@ def _has_flag(name: str, field: str) -> bool:
 
 
 def paper_envs_of(names: Sequence[str]) -> list[str]:
-    """The environments on which the paper shows a curve of one of ``names``, in file order."""
+    """The environments on which the paper shows a curve of one of ``names``, or of the
+    algorithm whose paper settings one of them takes (:data:`SECTION_FALLBACKS`: PPO-MAML runs
+    with ProMP's settings on ProMP's environments), in file order."""
     legends = {ALGORITHMS[name].legend for name in names}
+    legends |= {ALGORITHMS[SECTION_FALLBACKS[ALGORITHMS[name].run_name]].legend
+                for name in names if ALGORITHMS[name].run_name in SECTION_FALLBACKS}
     shown = {point.env for point in load_paper_reference() if point.algorithm in legends}
     return [env for env in paper_envs() if env in shown]
 
@@ -147,8 +154,10 @@ def paper_table_rst(names: Sequence[str]) -> str:
     keys: list[str] = []
     for entry in entries.values():
         keys += [k for k in entry if k not in keys and k != "note"]
-    # A setting equal on every row is the flag table's "paper" value already.
-    keys = [k for k in keys if len({repr(entry.get(k)) for entry in entries.values()}) > 1]
+    # A setting equal on every row is the flag table's "paper" value already; one that none of
+    # the scripts has (ProMP's KL penalty, in the section PPO-MAML takes) is not applied.
+    keys = [k for k in keys if len({repr(entry.get(k)) for entry in entries.values()}) > 1
+            and any(_has_flag(name, k) for name in names)]
     if not keys:
         listed = ", ".join(f"``{env}``" for env in envs)
         return (f"The paper ran it on {listed}, with the values of the flag table's *paper* "

@@ -8,6 +8,7 @@ list-tables), ``-`` and ``*`` lists, paragraphs, ```code``` spans and ``[text](u
 
 from __future__ import annotations
 
+import os
 import re
 
 _CODE = re.compile(r"(`+)(.+?)\1")
@@ -86,3 +87,74 @@ def markdown_to_rst(text: str) -> str:
                 else [inline(line)]
         i += 1
     return "\n".join(out).rstrip() + "\n"
+
+
+def section(text: str, heading: str) -> str:
+    """The body of the ``## `` section of a result file whose heading starts with ``heading``.
+
+    Args:
+        text: the markdown.
+        heading: the start of the heading, without the ``## ``.
+
+    Returns:
+        The lines after that heading up to the next ``#`` heading.
+
+    Raises:
+        ValueError: naming ``heading`` if the file has no such section (a renamed heading must
+            fail the docs build, not drop the table from the page).
+    """
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("## " + heading)]
+    if not starts:
+        raise ValueError(f"no section '## {heading}...' in the result file")
+    body = []
+    for line in lines[starts[0] + 1:]:
+        if line.startswith("#"):
+            break
+        body.append(line)
+    return "\n".join(body).strip() + "\n"
+
+
+def long_horizon_rst(results_dir: str, folder: str) -> str:
+    """The results page's section on the long runs: ``benchmarks/results/<folder>/``.
+
+    A grid of ``reproduce.py --timesteps 1e8 --out benchmarks/results/<folder>`` has its own
+    figure and tables (``reproduction.png``, ``reproduction_full.png``, ``reproduction.md``).
+    Until that folder has a ``reproduction.md``, the section says that no such runs are
+    committed, so the page builds either way.
+
+    Args:
+        results_dir: the ``benchmarks/results`` directory.
+        folder: the grid's folder inside it.
+
+    Returns:
+        reStructuredText with a subsection title, for ``.. include::`` in ``docs/results.rst``.
+    """
+    title = "Long runs: HalfCheetah to the paper's horizon"
+    lines = [title, "~" * len(title)]
+    table = os.path.join(results_dir, folder, "reproduction.md")
+    if not os.path.isfile(table):
+        return "\n".join([*lines, f"No long runs are committed yet: ``benchmarks/results/{folder}/`` "
+                           "will hold the grid of ``reproduce.py --timesteps 1e8 --out "
+                           f"benchmarks/results/{folder}``.", ""])
+    with open(table, encoding="utf-8") as f:
+        text = f.read()
+    lines += [f"The grid in ``benchmarks/results/{folder}/`` (its command is at the top of its "
+              "``reproduction.md``), drawn to where its runs reach and, while they are short of "
+              "the paper's last point, over every point of the paper.", ""]
+    figures = [("reproduction.png", "the timesteps the runs reach")]
+    if "Reference points not reached yet" in text:  # else the two views are the same
+        figures.append(("reproduction_full.png", "every point of the paper's figure 2"))
+    for name, caption in figures:
+        if os.path.isfile(os.path.join(results_dir, folder, name)):
+            lines += [f".. figure:: ../benchmarks/results/{folder}/{name}",
+                      f"   :alt: Post-update return of the long runs against timesteps, {caption}.",
+                      "   :width: 70%", "",
+                      f"   ``benchmarks/results/{folder}/{name}``: {caption}.", ""]
+    heading = "The paper's later points"
+    if f"## {heading}" in text:  # the table at 2e7, 5e7 and 1e8; the rest is in the file
+        text = section(text, heading)
+        lines += [f"Ours at the paper's later points (the rest: ``benchmarks/results/{folder}/"
+                  "reproduction.md``):", ""]
+    return "\n".join(lines) + "\n" + markdown_to_rst(text)
+

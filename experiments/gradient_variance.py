@@ -45,6 +45,7 @@ from meta_policy_search.experiment.launch import split_passthrough_args
 from meta_policy_search.experiment.paper import ReferencePoint, load_paper_reference
 from meta_policy_search.experiment.planning import has_checkpoint, plan_run
 from meta_policy_search.experiment.registry import algorithm_for_params, get_algorithm
+from meta_policy_search.experiment.script_help import env_names_text
 from meta_policy_search.gradient_variance import CSV_NAME
 
 RETURN_KEY = "Step_1-AverageReturn"
@@ -52,7 +53,7 @@ RETURN_KEY = "Step_1-AverageReturn"
 
 TABLE_HEADER = ("| algorithm | env | timesteps | ours (mean over seeds) | seeds | paper |",
                 "|---|---|---:|---:|---:|---:|")
-"""Header of both tables in ``gradient_variance.md`` (RStd and returns)."""
+"""Header of the return table in ``gradient_variance.md``."""
 
 STUDY_FLAGS = ("--meta_batch_size", "20", "--rollouts_per_meta_task", "40")
 """The study's batch (paper section 7.2), before the user's arguments (which win)."""
@@ -129,9 +130,35 @@ def return_rows(legend: str, env: str, runs: Sequence[dict[str, np.ndarray]],
     return lines
 
 
-def nearest(curve: dict[str, np.ndarray], timesteps: float) -> float:
-    """The curve's value at the measurement nearest to ``timesteps``."""
-    return float(curve["rstd"][np.argmin(np.abs(curve["n_timesteps"] - timesteps))])
+RSTD_HEADER = ("| algorithm | env | timesteps | ours, interpolated (mean over seeds) "
+               "| nearest measurement: timesteps, value | seeds | paper |",
+               "|---|---|---:|---:|---:|---:|---:|")
+"""Header of the RStd table: the paper reads its figure at exact timesteps, our measurements
+are every few iterations, so both the value between measurements and the nearest one are given."""
+
+
+def nearest(curve: dict[str, np.ndarray], timesteps: float) -> tuple[float, float]:
+    """``(timesteps, value)`` of the curve's measurement nearest to ``timesteps``."""
+    index = int(np.argmin(np.abs(curve["n_timesteps"] - timesteps)))
+    return float(curve["n_timesteps"][index]), float(curve["rstd"][index])
+
+
+def rstd_row(legend: str, env: str, runs: Sequence[dict[str, np.ndarray]],
+             point: ReferencePoint) -> str:
+    """One row of the RStd table at a paper point (see :data:`RSTD_HEADER`).
+
+    ``ours, interpolated``: each seed's RStd linear between its two measurements around the
+    point (as the learning curves are read at the paper's timesteps), averaged over the seeds
+    whose measurements reach the point; ``-`` if none does.
+    """
+    reached = [c for c in runs if c["n_timesteps"].max() >= point.timesteps]
+    between = (f"{np.mean([np.interp(point.timesteps, c['n_timesteps'], c['rstd']) for c in reached]):.1f}"
+               if reached else "-")
+    near = [nearest(c, point.timesteps) for c in runs]
+    steps = sorted({f"{t:.4g}" for t, _ in near})
+    return (f"| {legend} | {env} | {point.timesteps:.0e} | {between} | {', '.join(steps)}: "
+            f"{np.mean([v for _, v in near]):.1f} | {len(runs)} | "
+            f"{point.value:g} +- {point.precision:g} |")
 
 
 def plot(directories: Sequence[str], output: str | None) -> tuple[str, str]:
@@ -151,7 +178,7 @@ def plot(directories: Sequence[str], output: str | None) -> tuple[str, str]:
     return_lines = list(TABLE_HEADER)
     out_dir = output or directories[0]
     fig, ax = plt.subplots(figsize=(6, 4))
-    lines = list(TABLE_HEADER)
+    lines = list(RSTD_HEADER)
     for index, ((legend, env), runs) in enumerate(sorted(curves.items())):
         color = f"C{index}"
         for k, curve in enumerate(runs):
@@ -162,19 +189,16 @@ def plot(directories: Sequence[str], output: str | None) -> tuple[str, str]:
             ax.errorbar([p.timesteps for p in points], [p.value for p in points],
                         yerr=[p.precision for p in points], fmt="o", color=color,
                         label=f"{legend} (paper)")
-        for point in points:
-            reached = [c for c in runs if c["n_timesteps"].max() >= 0.9 * point.timesteps]
-            if reached:
-                values = [nearest(c, point.timesteps) for c in reached]
-                lines.append(f"| {legend} | {env} | {point.timesteps:.0e} | "
-                             f"{np.mean(values):.1f} | {len(values)} | "
-                             f"{point.value:g} +- {point.precision:g} |")
+        rows = [rstd_row(legend, env, runs, point) for point in points
+                if any(c["n_timesteps"].max() >= 0.9 * point.timesteps for c in runs)]
+        if not rows:  # no paper value to compare with: the last measurements
+            last = [(float(c["n_timesteps"][-1]), float(c["rstd"][-1])) for c in runs]
+            rows = [f"| {legend} | {env} | last | - | "
+                    f"{', '.join(sorted({f'{t:.4g}' for t, _ in last}))}: "
+                    f"{np.mean([v for _, v in last]):.1f} | {len(runs)} | |"]
+        lines += rows
         return_lines += return_rows(legend, env, runs,
                                     [p for p in returns if p.algorithm == legend and p.env == env])
-        last = [float(c["rstd"][-1]) for c in runs]
-        steps = min(float(c["n_timesteps"][-1]) for c in runs)
-        lines.append(f"| {legend} | {env} | {steps:.2g} (last) | {np.mean(last):.1f} | "
-                     f"{len(last)} | |")
     ax.set_xlabel("timesteps")
     ax.set_ylabel("Meta-GradientRStd")
     ax.set_yscale("log")  # a mean of ratios: single spikes span an order of magnitude
@@ -186,7 +210,11 @@ def plot(directories: Sequence[str], output: str | None) -> tuple[str, str]:
     fig.savefig(png, dpi=120)
     table = os.path.join(out_dir, "gradient_variance.md")
     with open(table, "w", encoding="utf-8") as f:
-        f.write("# Meta-gradient relative std: ours vs the paper (fig. 3)\n\n" + "\n".join(lines)
+        f.write("# Meta-gradient relative std: ours vs the paper (fig. 3)\n\n"
+                "Ours: `Meta-GradientRStd` of the runs' measurements (`gradient_variance.csv`), "
+                "interpolated linearly between the two measurements around the paper's "
+                "timesteps (as the paper's figures are read), and the measurement nearest to "
+                "them.\n\n" + "\n".join(lines)
                 + f"\n\n## Post-update return ({RETURN_KEY}) of the same runs\n\n"
                 + "\n".join(return_lines) + "\n")
     return png, table
@@ -200,8 +228,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     run_parser = commands.add_parser("run", help="train one run with measurements")
     run_parser.add_argument("--algo", required=True, help="registry name, e.g. lvc_vpg, dice_maml")
     run_parser.add_argument("--env", default="HalfCheetahRandDirecEnv",
-                            help="a built-in env class name or your own as "
-                            "package.module:ClassName")
+                            help=f"environment: {env_names_text()}")
     run_parser.add_argument("--seed", type=int, default=22)
     run_parser.add_argument("--timesteps", type=float, default=1e7,
                             help="train to this many env steps, counted as in the paper")

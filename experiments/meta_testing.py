@@ -59,6 +59,7 @@ from meta_policy_search.experiment.configs import EXECUTORS
 from meta_policy_search.experiment.registry import algorithm_for_run_name
 from meta_policy_search.experiment.run_checks import check_writable_dir
 from meta_policy_search.experiment.runner import ConfigError, MetaRLConfig, config_from_dict
+from meta_policy_search.experiment.script_help import DefaultsOnceHelpFormatter
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 
 CSV_FIELDS = ("policy", "num_grad_steps", "mean_return", "std_return", "stderr_return",
@@ -390,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> str:
         FileNotFoundError: if the run has no ``params.json`` or checkpoint.
     """
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                     formatter_class=DefaultsOnceHelpFormatter)
     parser.add_argument("run_dir", help="run directory with params.json and checkpoints/")
     parser.add_argument("--n_tasks", type=int, default=20, help="number of held-out tasks")
     parser.add_argument("--num_adapt_steps", type=int, default=3,

@@ -7,9 +7,11 @@ Usage::
     python experiments/plot.py data/reproduce --reference
 
 Every ``progress.csv`` below the given directories is a run. Runs whose ``params.json`` agree on
-everything except the seed and the output directory are seeds of one configuration: they are
-averaged row by row (iteration by iteration, truncated to the shortest run) and drawn as a mean
-line with a +-1 std band (population std over seeds; no band for one seed). Runs without
+everything except the seed, the output directory and the settings that leave results alone
+(read in today's spelling, :func:`~meta_policy_search.experiment.curves.normalized_params`) are
+seeds of one configuration: they are averaged row by row (iteration by iteration, truncated to
+the shortest run) and drawn as a mean line with a +-1 std band (population std over seeds; no
+band for one seed). Runs without
 ``params.json`` form a group of their own. A single configuration is drawn on one axis, its
 ``Step_0`` (pre-update) and ``Step_k`` (post-update) curves side by side; several
 configurations get one panel per key (``--one_axis`` and ``--panel_per_key`` choose). The x axis

@@ -48,6 +48,7 @@ from meta_policy_search.experiment.config_parsing import ConfigError
 from meta_policy_search.experiment.configs import EXECUTORS
 from meta_policy_search.experiment.registry import algorithm_for_run_name
 from meta_policy_search.experiment.run_checks import check_writable_dir
+from meta_policy_search.experiment.script_help import DefaultsOnceHelpFormatter
 from meta_policy_search.utils.serialization import atomic_write_json
 
 CAPTION_INFOS = {"forward_vel": "v_x {:+.2f} m/s"}
@@ -148,7 +149,7 @@ def still_caption(episode: Any, index: int) -> str:
 def main(argv: Sequence[str] | None = None) -> str:
     """Command-line entry point; returns the output directory."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                     formatter_class=DefaultsOnceHelpFormatter)
     parser.add_argument("run_dir", help="run directory with params.json and checkpoints/")
     parser.add_argument("--tasks", default=None,
                         help="tasks as a JSON list, e.g. \"[1, -1]\" (default: both directions "

@@ -29,11 +29,14 @@ Usage::
    be at the same path on every node). Each run is a fresh Python process writing its output to
    ``RUN_DIR/output.txt``. Every ``--status_every`` seconds one line shows the runs done,
    running and left and an ETA from the iteration times in the runs' ``progress.csv``.
-4. **Compare.** ``OUT/reproduction.png``: one panel per env, the mean +- std over seeds of the
-   paper's metric (``Step_K-AverageReturn``, ``K`` inner steps) per algorithm against timesteps
-   as the paper counts them, with the paper's values (``paper_reference.csv``) as points with
-   error bars of their reading precision. ``OUT/reproduction.md``: ours against the paper at
-   each reference timestep that the runs reach.
+4. **Compare** (:mod:`meta_policy_search.experiment.comparison`). ``OUT/reproduction.png``: one
+   panel per env, the mean +- std over seeds of the paper's metric (``Step_K-AverageReturn``,
+   ``K`` inner steps) per algorithm against timesteps as the paper counts them, with the paper's
+   values (``paper_reference.csv``) as points with error bars of their reading precision; each
+   panel's x-axis ends where its runs end. ``OUT/reproduction_full.png``: the same over every
+   paper point (to 1e8). ``OUT/reproduction.md``: every figure-2 cell at 1e7 with the 95%
+   interval over seeds, the paper's later points up to ``--timesteps``, ours against the paper
+   at each reference timestep that the runs reach, and the points not reached yet.
 
 This process never imports TensorFlow: rerunning the command on a finished grid only redraws the
 comparison; ``--compare_only`` redraws it from whatever the runs have logged so far, running
@@ -62,29 +65,22 @@ from meta_policy_search.envs.env_spec import (
     search_working_directory,
 )
 from meta_policy_search.envs.registry import ENV_CLASS_NAMES
+from meta_policy_search.experiment.comparison import (
+    SUMMARY_TIMESTEPS,
+    Curve,
+    comparison_markdown,
+    draw_comparison,
+)
 from meta_policy_search.experiment.config_parsing import ConfigError, env_dir_name, load_json
 from meta_policy_search.experiment.configs import RESUME_CHANGEABLE
-from meta_policy_search.experiment.curves import (
-    LoggedRun,
-    aggregate,
-    draw_reference,
-    find_runs,
-    read_progress,
-)
+from meta_policy_search.experiment.curves import find_runs, read_progress
 from meta_policy_search.experiment.launch import LocalLauncher, RayLauncher, split_passthrough_args
-from meta_policy_search.experiment.paper import (
-    ReferencePoint,
-    load_paper_reference,
-    paper_envs,
-    points_for_run,
-    reference_provenance,
-    timesteps_per_iteration,
-)
+from meta_policy_search.experiment.paper import load_paper_reference, paper_envs
 from meta_policy_search.experiment.planning import Run, has_checkpoint, plan_run
-from meta_policy_search.experiment.provenance import read_provenance
-from meta_policy_search.experiment.registry import ALGORITHMS, Algorithm, get_algorithm
+from meta_policy_search.experiment.registry import ALGORITHMS, get_algorithm
 from meta_policy_search.experiment.run_checks import check_writable_dir
 from meta_policy_search.experiment.run_lock import check_run_owner
+from meta_policy_search.experiment.script_help import env_names_text
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 
 OUTPUT_NAME = "output.txt"
@@ -136,8 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if args.ray_address else LocalLauncher(args.n_concurrent, OUTPUT_NAME))
         slots = None if args.ray_address else args.n_concurrent  # Ray: as many as it runs
         failed = run_grid(runs, todo, launcher, args.status_every, slots)
-    png, table = write_comparison(runs, args.out, grid_command(cells, args, extra_args))
-    print(f"Wrote {png}\nWrote {table}")
+    for path in write_comparison(runs, args.out, grid_command(cells, args, extra_args),
+                                 args.timesteps):
+        print(f"Wrote {path}")
     if failed:
         print("failed runs (see their output.txt; rerun the command to retry):\n  " +
               "\n  ".join(run.run_dir for run in failed), file=sys.stderr)
@@ -149,11 +146,10 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
     argv, extra_args = split_passthrough_args(None if argv is None else list(argv))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--algos", nargs="+", default=[], metavar="ALGO",
-                        help=f"algorithms: {', '.join(ALGORITHMS)}")
+                        help="algorithms (and their legend in plots): " + ", ".join(
+                            f"{name} ({algorithm.legend})" for name, algorithm in ALGORITHMS.items()))
     parser.add_argument("--envs", nargs="+", default=[], metavar="ENV",
-                        help=f"env class names (the paper ran {', '.join(paper_envs())}) or your "
-                        "own env classes as package.module:ClassName (the config defaults, no "
-                        "paper values)")
+                        help=f"environments: {env_names_text()}")
     parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3],
                         help="one run per seed, for every algorithm and env of --algos x --envs")
     parser.add_argument("--cells", nargs="+", default=[], metavar="ALGO:ENV:SEEDS",
@@ -478,26 +474,27 @@ def iteration_times(run_dir: str) -> tuple[int, float | None]:
 
 
 # ---------------------------------------------------------------------------- 4. compare
-def write_comparison(runs: Sequence[Run], out: str, command: str) -> tuple[str, str]:
-    """Write ``OUT/reproduction.png`` and ``OUT/reproduction.md``; return their paths."""
+COMPARISON_FILES = ("reproduction.png", "reproduction_full.png", "reproduction.md")
+"""What the comparison writes into ``OUT``: the figure with each panel's x-axis limited to what
+its runs reach, the figure over every paper point (to 1e8), and the tables."""
+
+
+def write_comparison(runs: Sequence[Run], out: str, command: str,
+                     horizon: float = SUMMARY_TIMESTEPS) -> list[str]:
+    """Write :data:`COMPARISON_FILES` into ``out``; return their paths.
+
+    ``horizon`` (the grid's ``--timesteps``): the paper's points after 1e7 up to it get a table
+    of their own in ``reproduction.md``.
+    """
     curves = load_curves(runs)
     reference = load_paper_reference()
-    png = draw_comparison(curves, reference, [run.env for run in runs],
-                          os.path.join(out, "reproduction.png"))
-    table = os.path.join(out, "reproduction.md")
-    text = comparison_markdown(curves, reference, command)
+    envs = [run.env for run in runs]
+    png, full_png, table = (os.path.join(out, name) for name in COMPARISON_FILES)
+    draw_comparison(curves, reference, envs, png, view="reached")
+    draw_comparison(curves, reference, envs, full_png, view="full")
+    text = comparison_markdown(curves, reference, command, horizon)
     atomic_write_bytes(table, text.encode("utf-8"))
-    return png, table
-
-
-@dataclasses.dataclass
-class Curve:
-    """The seeds of one (algorithm, env) that have logged iterations."""
-
-    algo: Algorithm
-    env: str
-    metric: str
-    runs: list[LoggedRun]
+    return [png, full_png, table]
 
 
 def load_curves(runs: Sequence[Run]) -> list[Curve]:
@@ -508,256 +505,6 @@ def load_curves(runs: Sequence[Run]) -> list[Curve]:
         if completed_iterations(run.run_dir) > 0:
             curve.runs.extend(find_runs([run.run_dir]))
     return [curve for curve in by_key.values() if curve.runs]
-
-
-def draw_comparison(curves: Sequence[Curve], reference: Sequence[ReferencePoint],
-                    envs: Sequence[str], output: str) -> str:
-    """One panel per env: mean +- std over seeds per algorithm, the paper's values as error bars."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import EngFormatter
-
-    envs = list(dict.fromkeys(envs))
-    cols = min(3, len(envs))
-    rows = math.ceil(len(envs) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 4.2 * rows), squeeze=False)
-    for ax, env in zip(axes.flat, envs):
-        metrics = set()
-        for curve in (c for c in curves if c.env == env):
-            runs = [run for run in curve.runs if curve.metric in run.columns]
-            if not runs:
-                continue
-            x, mean, std = aggregate(runs, curve.metric, "n_timesteps")
-            line = ax.plot(x, mean, label=f"{curve.algo.legend} (n={len(runs)})")[0]
-            ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.25)
-            draw_reference(ax, matching_reference(reference, curve), line.get_color())
-            metrics.add(curve.metric)
-        ax.set_title(env)
-        ax.set_xlabel("timesteps (as counted in the paper)")
-        if not metrics:
-            ax.text(0.5, 0.5, "no iterations logged yet", ha="center", transform=ax.transAxes)
-            continue
-        ax.set_ylabel(" / ".join(sorted(metrics)))
-        ax.xaxis.set_major_formatter(EngFormatter(sep=""))
-        ax.grid(alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize="small", title="lines: ours; o: paper", title_fontsize="small")
-    for ax in axes.flat[len(envs):]:
-        ax.set_visible(False)
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
-    fig.savefig(output, dpi=110)
-    plt.close(fig)
-    return output
-
-
-def matching_reference(reference: Sequence[ReferencePoint], curve: Curve) -> list[ReferencePoint]:
-    """The paper's values of the curve's env, algorithm (legend name), metric and batch.
-
-    A figure made with another batch (the variance study's 20 x 40,
-    :data:`~meta_policy_search.experiment.paper.FIGURE_BATCHES`) is
-    not compared with runs of the learning curves' 40 x 20, though both have LVC-VPG returns.
-    """
-    params = curve.runs[0].params if curve.runs else {}
-    return points_for_run(reference, curve.env, curve.algo.legend, curve.metric, params)
-
-
-def ours_at(curve: Curve, timesteps: float) -> tuple[float, float, int] | None:
-    """Mean, std (over seeds) and seed count of the metric at ``timesteps``.
-
-    Each seed's curve is interpolated linearly between the two iterations around ``timesteps``
-    (x: timesteps as counted in the paper); seeds that have not reached it are left out.
-
-    Returns:
-        ``(mean, std, n_seeds)``, or ``None`` if no seed has reached ``timesteps``.
-    """
-    values = []
-    for run in curve.runs:
-        x, y = run.columns["n_timesteps"], run.columns.get(curve.metric)
-        if y is None or not len(x) or np.nanmax(x) < timesteps:
-            continue
-        values.append(float(np.interp(timesteps, x, y)))
-    if not values:
-        return None
-    return float(np.mean(values)), float(np.std(values)), len(values)
-
-
-T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086)
-"""Student's t 0.975 quantiles for 1..20 degrees of freedom (two-sided 95% intervals)."""
-
-SUMMARY_TIMESTEPS = 1e7
-SUMMARY_FIGURE = "fig2"
-"""``reproduction.md``'s summary lists every learning-curve cell (figure 2) at 1e7 timesteps."""
-
-
-def confidence_interval(values: Sequence[float]) -> tuple[float, float, float] | None:
-    """Mean, sample std (ddof 1) and the half-width of the 95% t interval of the mean.
-
-    Returns:
-        ``None`` for fewer than two values (no interval from one seed).
-
-    Raises:
-        ValueError: for more than 21 values (extend :data:`T_975`).
-    """
-    n = len(values)
-    if n < 2:
-        return None
-    if n - 1 > len(T_975):
-        raise ValueError(f"{n} seeds: T_975 has quantiles up to {len(T_975) + 1} seeds")
-    std = float(np.std(values, ddof=1))
-    return float(np.mean(values)), std, T_975[n - 2] * std / math.sqrt(n)
-
-
-def seed_values_at(curve: Curve, timesteps: float) -> list[float]:
-    """Each seed's metric at ``timesteps`` (interpolated as in :func:`ours_at`), seeds that reach it."""
-    values = []
-    for run in curve.runs:
-        x, y = run.columns["n_timesteps"], run.columns.get(curve.metric)
-        if y is not None and len(x) and np.nanmax(x) >= timesteps:
-            values.append(float(np.interp(timesteps, x, y)))
-    return values
-
-
-def summary_markdown(curves: Sequence[Curve], reference: Sequence[ReferencePoint]) -> list[str]:
-    """Every paper value at :data:`SUMMARY_TIMESTEPS`: ours with its 95% interval, or "not run"."""
-    lines = [
-        f"## Every learning-curve cell of the paper ({SUMMARY_FIGURE}) at "
-        f"{format_steps(SUMMARY_TIMESTEPS)} timesteps", "",
-        "Ours: mean and sample std (ddof 1) over seeds; 95% CI: mean +- t(0.975, n-1) x std / "
-        "sqrt(n), the interval of the mean over seeds (none from one seed). `paper in CI`: "
-        "whether the paper's value lies inside it (its reading precision not added). "
-        "\"not run\": no run of this cell in this grid; \"not reached\": runs that have "
-        "not logged this many timesteps yet.", "",
-        "| figure | env | algorithm | paper | seeds | ours: mean +- std | 95% CI | paper in CI |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for point in reference:
-        if point.timesteps != SUMMARY_TIMESTEPS or point.figure != SUMMARY_FIGURE:
-            continue
-        curve = next((c for c in curves if c.env == point.env and c.algo.legend == point.algorithm
-                      and point in matching_reference(reference, c)), None)
-        paper = f"{point.value:g} +- {point.precision:g}"
-        head = f"| {point.figure} | {point.env} | {point.algorithm} | {paper} |"
-        values = [] if curve is None else seed_values_at(curve, point.timesteps)
-        if curve is None or not values:
-            state = "not run" if curve is None else f"not reached ({len(curve.runs)} running)"
-            lines.append(f"{head} 0 | {state} | | |")
-            continue
-        interval = confidence_interval(values)
-        if interval is None:
-            lines.append(f"{head} 1 | {values[0]:.1f} | one seed | |")
-            continue
-        mean, std, half = interval
-        inside = "yes" if abs(point.value - mean) <= half else "no"
-        lines.append(f"{head} {len(values)} | {mean:.1f} +- {std:.1f} | "
-                     f"[{mean - half:.1f}, {mean + half:.1f}] | {inside} |")
-    return [*lines, ""]
-
-
-def comparison_markdown(curves: Sequence[Curve], reference: Sequence[ReferencePoint],
-                        command: str) -> str:
-    """``reproduction.md``: per (env, algorithm) the paper's values next to ours."""
-    lines = [
-        "# Reproduction of the ProMP paper's learning curves", "",
-        f"Command: `{command}`", "",
-        "Ours: mean +- std over the seeds (population std) of each seed's curve interpolated "
-        "linearly between the two iterations around the reference timestep; x is timesteps as "
-        "the paper counts them (iterations x meta_batch_size x rollouts x H x (inner steps + 1)). "
-        "Paper: the value read off its figure +- the reading precision. `within` says whether "
-        "|ours - paper| <= precision + our std.", "",
-        "| env | algorithm | figure | metric | timesteps | paper | ours | seeds | ours - paper "
-        "| within |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    lines[4:4] = summary_markdown(curves, reference) + ["## Every paper value the runs reach", ""]
-    not_reached = []
-    env_order = list(dict.fromkeys(curve.env for curve in curves))
-    by_env = sorted(curves, key=lambda curve: env_order.index(curve.env))  # stable: algos kept
-    for curve in by_env:
-        for point in matching_reference(reference, curve):
-            ours = ours_at(curve, point.timesteps)
-            if ours is None:
-                not_reached.append(f"{curve.env} {curve.algo.legend} at {format_steps(point.timesteps)}")
-                continue
-            mean, std, n = ours
-            diff = mean - point.value
-            within = "yes" if abs(diff) <= point.precision + std else "no"
-            spread = f" +- {std:.1f}" if n > 1 else ""  # no spread from a single seed
-            lines.append(f"| {curve.env} | {curve.algo.legend} | {point.figure} | {point.metric} "
-                         f"| {format_steps(point.timesteps)} | {point.value:g} +- {point.precision:g} "
-                         f"| {mean:.1f}{spread} | {n} | {diff:+.1f} | {within} |")
-    lines.append("")
-    without = sorted({f"{c.env} {c.algo.legend}" for c in curves
-                      if not any(p.env == c.env for p in reference)})
-    if without:
-        lines += [f"No paper values (the paper did not run these envs): {'; '.join(without)}.", ""]
-    if not_reached:
-        lines += [f"Reference points not reached yet: {'; '.join(not_reached)}.", ""]
-    lines += ["Runs:", ""]
-    for curve in curves:
-        params = curve.runs[0].params
-        steps = timesteps_per_iteration(params["meta_batch_size"],
-                                        params["rollouts_per_meta_task"],
-                                        params["max_path_length"], params["num_inner_grad_steps"])
-        lines.append(f"- {curve.algo.legend} (`{curve.algo.name}`) on {curve.env}: "
-                     f"{seed_list(curve.runs)}, {curve.metric}, {steps} timesteps per "
-                     f"iteration, n_itr {params['n_itr']}, sampling_mode "
-                     f"{params.get('sampling_mode')}")
-    lines += ["", *wall_time_table(curves)]
-    lines += ["", f"Paper values: {reference_provenance()}", ""]
-    return "\n".join(lines)
-
-
-def wall_time_table(curves: Sequence[Curve]) -> list[str]:
-    """Markdown lines: each run's iterations and wall time (the sum of its ``ItrTime``)."""
-    lines = [
-        "Wall time: the sum of each run's `ItrTime` (a resumed run counts the iterations it "
-        "logged, not the time lost to the interruption); the machine was often shared, so "
-        "compare per-iteration times with care.", "",
-        "| env | algorithm | seed | iterations | wall time | per iteration: mean (min - max) "
-        "| code (git commit: first iteration) |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for curve in curves:
-        for run in sorted(curve.runs, key=_seed_order):
-            times = run.columns.get("ItrTime", np.array([]))
-            times = times[np.isfinite(times)]
-            if not len(times):
-                continue
-            lines.append(f"| {curve.env} | {curve.algo.legend} | {run.params.get('seed', '?')} "
-                         f"| {len(times)} | {times.sum():.0f} s | {times.mean():.1f} s "
-                         f"({times.min():.1f} - {times.max():.1f}) | {describe_code(run.path)} |")
-    return lines
-
-
-def describe_code(run_dir: str) -> str:
-    """The commits a run's launches ran (``provenance.json``), e.g. ``6761ce7: 0, 9c1d2e0: 12``."""
-    records = read_provenance(run_dir)
-    if not records:
-        return "not recorded"
-    return ", ".join(f"{(record.get('git_commit') or 'unknown')[:7]}"
-                     f"{'+changes' if record.get('git_dirty') else ''}: {record.get('start_itr')}"
-                     for record in records)
-
-
-def _seed_order(run: LoggedRun) -> tuple[int, int, str]:
-    """Sort key: integer seeds in numeric order (2 before 10), then anything else by text."""
-    seed = str(run.params.get("seed", "?"))
-    return (0, int(seed), "") if seed.isdigit() else (1, 0, seed)
-
-
-def seed_list(runs: Sequence[LoggedRun]) -> str:
-    """``seeds 1, 2, 3`` (or ``seed 1``): the seeds of a curve, from each run's ``params.json``."""
-    seeds = [str(run.params.get("seed", "?")) for run in sorted(runs, key=_seed_order)]
-    return f"seed{'s' if len(seeds) > 1 else ''} {', '.join(seeds)}"
-
-
-def format_steps(timesteps: float) -> str:
-    """``1e7``, ``4.5e7``, ``60``: timesteps as the paper's axis labels write them."""
-    return f"{timesteps:.3g}".replace("e+0", "e").replace("e+", "e")
 
 
 if __name__ == "__main__":

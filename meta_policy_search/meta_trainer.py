@@ -48,8 +48,9 @@ class Trainer:
     ``'rollouts'`` mode; at least nominal in the ``'budget'`` mode).
 
     Args:
-        algo: a :class:`~meta_policy_search.protocols.MetaAlgorithm` (a ``MAMLAlgo``); the
-            Trainer logs the statistics its ``optimize_policy`` returns.
+        algo: a :class:`~meta_policy_search.protocols.MetaAlgorithm` (a ``MAMLAlgo``); its
+            ``num_inner_grad_steps`` ``K`` says how many batches each iteration samples
+            (``K + 1``), and the Trainer logs the statistics its ``optimize_policy`` returns.
         env: the (normalized) :class:`~meta_policy_search.envs.base.MetaEnv`; its
             ``log_diagnostics(paths, prefix)`` is logged.
         sampler: a :class:`~meta_policy_search.protocols.Sampler` (a ``MetaSampler``); its
@@ -61,8 +62,6 @@ class Trainer:
             checkpointed).
         n_itr: total number of meta-iterations (the loop runs ``start_itr .. n_itr - 1``).
         start_itr: first iteration, > 0 when resuming (see :meth:`restore`).
-        num_inner_grad_steps: number of inner adaptation steps ``K``; each iteration samples
-            ``K + 1`` batches.
         checkpoint_dir: where to save a checkpoint after every iteration; ``None`` disables
             checkpointing.
         callbacks: called as ``callback(trainer, itr, stats)`` after each iteration, where
@@ -79,7 +78,7 @@ class Trainer:
     parameter into NaN for the rest of the run and into every later checkpoint (issue 9).
 
     Raises:
-        ValueError: on a negative ``num_inner_grad_steps``, ``n_itr`` or ``start_itr``, a
+        ValueError: on a negative ``n_itr``, ``start_itr`` or ``algo.num_inner_grad_steps``, a
             non-positive ``max_nonfinite_outer_steps``, or if
             the algorithm needs DiCE's adjusted rewards (``algo.needs_adjusted_rewards``) and
             the sample processor does not compute them (``computes_adjusted_rewards``).
@@ -94,14 +93,15 @@ class Trainer:
         policy: MetaPolicy,
         n_itr: int,
         start_itr: int = 0,
-        num_inner_grad_steps: int = 1,
         checkpoint_dir: str | None = None,
         callbacks: Sequence[Callback] = (),
         max_nonfinite_outer_steps: int = 3,
     ) -> None:
-        for name, value in (("n_itr", n_itr), ("start_itr", start_itr),
-                            ("num_inner_grad_steps", num_inner_grad_steps)):
+        for name, value in (("n_itr", n_itr), ("start_itr", start_itr)):
             check_non_negative_int(name, value)
+        # The algorithm takes its inner steps, so the Trainer samples its K + 1 batches.
+        num_inner_grad_steps = check_non_negative_int(
+            "algo.num_inner_grad_steps", getattr(algo, "num_inner_grad_steps", None))
         check_positive_int("max_nonfinite_outer_steps", max_nonfinite_outer_steps)
         if getattr(algo, "needs_adjusted_rewards", False) and not getattr(
             sample_processor, "computes_adjusted_rewards", False
@@ -119,7 +119,9 @@ class Trainer:
         self.policy = policy
         self.n_itr = int(n_itr)
         self.start_itr = int(start_itr)
-        self.num_inner_grad_steps = int(num_inner_grad_steps)
+        self.num_inner_grad_steps = num_inner_grad_steps
+        """The algorithm's number of inner steps ``K``; each iteration samples ``K + 1``
+        batches."""
         self.checkpoint_dir = checkpoint_dir
         self.callbacks = tuple(callbacks)
         self.max_nonfinite_outer_steps = int(max_nonfinite_outer_steps)

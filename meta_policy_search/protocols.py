@@ -56,6 +56,11 @@ class SampleProcessor(Protocol):
 class MetaAlgorithm(Protocol):
     """Adapts the policy per task (inner steps) and updates it (outer step)."""
 
+    @property
+    def num_inner_grad_steps(self) -> int:
+        """Inner steps ``K`` per meta-iteration: the Trainer samples ``K + 1`` batches."""
+        ...
+
     def adapt_policy(self, samples: SampleBatch) -> None:
         """One inner step per task on ``samples``; the policy then samples with the result."""
         ...

@@ -10,14 +10,11 @@ import sys
 import numpy as np
 import pytest
 
-from meta_policy_search.envs import normalize
+from meta_policy_search.envs import make_env, normalize
 from meta_policy_search.envs.batched import EnvList, make_batched_env
-from meta_policy_search.envs.point_envs import (
-    MetaPointEnvCorner,
-    MetaPointEnvMomentum,
-    MetaPointEnvWalls,
-    PointEnvRandGoal,
-)
+from meta_policy_search.envs.point_envs.corner_envs import MetaPointEnvCorner, MetaPointEnvMomentum
+from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
+from meta_policy_search.envs.point_envs.walls_env import MetaPointEnvWalls
 from meta_policy_search.envs.registry import MUJOCO_ENV_CLASS_NAMES
 
 POINT_ENVS = {
@@ -85,8 +82,8 @@ def test_batched_point_env_equals_single_env(name, normalized):
 
 @pytest.mark.parametrize("name", MUJOCO_ENV_NAMES)
 def test_batched_mujoco_env_equals_single_env(name):
-    mujoco_envs = pytest.importorskip("meta_policy_search.envs.mujoco_envs")
-    env = normalize(getattr(mujoco_envs, name)())
+    pytest.importorskip("mujoco")
+    env = normalize(make_env(name))
     steps = 120 if name.startswith("Humanoid") else 250
     num_done = assert_twins_agree(env, num_envs=6, num_steps=steps)
     if name.startswith(("Hopper", "Walker", "Ant", "Humanoid")) and name != "AntRandGoalEnv":
@@ -210,9 +207,10 @@ def test_subclasses_that_keep_the_batched_form():
                           EnvList)
     for name in [*MUJOCO_ENV_NAMES, *POINT_ENVS]:
         assert base_unreproduced(type(_built_in(name))) == [], name
-    mujoco_envs = pytest.importorskip("meta_policy_search.envs.mujoco_envs")
+    pytest.importorskip("mujoco")
+    from meta_policy_search.envs.mujoco_envs.half_cheetah_rand_direc import HalfCheetahRandDirecEnv
 
-    class CheaperCheetah(mujoco_envs.HalfCheetahRandDirecEnv):
+    class CheaperCheetah(HalfCheetahRandDirecEnv):
         def _cost_terms(self, action):
             return {}
 
@@ -233,8 +231,8 @@ def base_unreproduced(cls):
 def _built_in(name):
     if name in POINT_ENVS:
         return POINT_ENVS[name]()
-    mujoco_envs = pytest.importorskip("meta_policy_search.envs.mujoco_envs")
-    return getattr(mujoco_envs, name)()
+    pytest.importorskip("mujoco")
+    return make_env(name)
 
 
 def test_envs_without_a_batched_form_are_not_reported(caplog):

@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from meta_policy_search.envs import normalize
-from meta_policy_search.envs.point_envs import MetaPointEnvWalls, PointEnvRandGoal
+from meta_policy_search.envs import make_env, normalize
+from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
+from meta_policy_search.envs.point_envs.walls_env import MetaPointEnvWalls
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.samplers import MetaIterativeEnvExecutor, MetaParallelEnvExecutor
 from meta_policy_search.samplers.quota import make_quota
@@ -93,8 +94,8 @@ def assert_same_as_per_env(paths: dict[str, list[PathBatch]]) -> None:
 )
 def test_mujoco_batched_paths_equal_per_env_paths(name, mode):
     """Hopper and Ant episodes terminate early: exercises masks and the budget's restarts."""
-    mujoco_envs = pytest.importorskip("meta_policy_search.envs.mujoco_envs")
-    env = normalize(getattr(mujoco_envs, name)(), normalization_scale=1.0)
+    pytest.importorskip("mujoco")
+    env = normalize(make_env(name), normalization_scale=1.0)
     horizon = 40 if name.startswith("Hopper") else 25
     paths = collect_all(env, 3, 3, horizon, mode, phases=1)
     assert_same_as_per_env(paths)

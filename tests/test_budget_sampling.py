@@ -134,15 +134,15 @@ def test_budget_equals_rollouts_bit_for_bit_without_termination(envs_per_task):
 
 
 def test_half_cheetah_budget_equals_rollouts():
-    mujoco_envs = pytest.importorskip("meta_policy_search.envs.mujoco_envs")
-    from meta_policy_search.envs import normalize
+    pytest.importorskip("mujoco")
+    from meta_policy_search.envs import make_env, normalize
 
-    env = normalize(mujoco_envs.HalfCheetahRandDirecEnv())
+    env = normalize(make_env("HalfCheetahRandDirecEnv"))
     obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
     paths = {}
     for mode in ("rollouts", "budget"):
         policy = DuckPolicy(2, obs_dim, act_dim, seed=4)
-        with MetaSampler(env, policy, 3, 2, 7, seed=2, sampling_mode=mode) as sampler:
+        with MetaSampler(env, policy, 3, 7, seed=2, sampling_mode=mode) as sampler:
             sampler.update_tasks()
             paths[mode] = [sampler.obtain_samples() for _ in range(2)]
     for budget, rollouts in zip(paths["budget"], paths["rollouts"]):
@@ -214,7 +214,7 @@ def test_meta_sampler_budget_mode_logs_and_validates(monkeypatch):
 
     logged = {}
     monkeypatch.setattr(logger, "logkv", lambda key, value: logged.__setitem__(key, value))
-    with MetaSampler(RandomLengthEnv(), DuckPolicy(4), 3, 4, H, seed=1,
+    with MetaSampler(RandomLengthEnv(), DuckPolicy(4), 3, H, seed=1,
                      sampling_mode="budget") as sampler:
         assert sampler.nominal_timesteps_per_phase == 4 * 3 * H
         sampler.set_tasks([1, 2, 0, 4])
@@ -224,7 +224,7 @@ def test_meta_sampler_budget_mode_logs_and_validates(monkeypatch):
     assert logged["Step_1-EpisodesPerTask"] > 3
     with pytest.raises(ValueError, match=r"sampling_mode must be one of \('rollouts', 'budget'\), "
                                          r"got 'steps'"):
-        MetaSampler(RandomLengthEnv(), DuckPolicy(2), 2, 2, H, sampling_mode="steps")
+        MetaSampler(RandomLengthEnv(), DuckPolicy(2), 2, H, sampling_mode="steps")
     with pytest.raises(ValueError, match="sampling_mode must be one of"):
         make_quota("Budget", 1)
     with pytest.raises(ValueError, match="quota must be an EpisodeQuota or StepBudget"):
@@ -325,7 +325,7 @@ def test_sample_processors_ignore_whole_padded_episodes(processor):
 
 def test_env_diagnostics_ignore_whole_padded_episodes():
     from meta_policy_search.envs.mujoco_envs import diagnostics
-    from meta_policy_search.envs.point_envs import PointEnvRandGoal
+    from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
 
     paths = _budget_paths()
     padded = _with_extra_padded_episodes(paths, 4)
@@ -345,7 +345,8 @@ def test_env_diagnostics_ignore_whole_padded_episodes():
 def test_build_sampler_plumbs_and_validates_sampling_mode():
     import dataclasses
 
-    from meta_policy_search.envs import PointEnvRandGoal, normalize
+    from meta_policy_search.envs import normalize
+    from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
     from meta_policy_search.experiment.components import build_sampler
     from meta_policy_search.experiment.configs import MetaRLConfig, validate_config
 

@@ -1,4 +1,5 @@
-"""The worked example of the documentation's "Add your own task distribution" page runs and learns."""
+"""The worked examples of the documentation's "Add your own task distribution" page run: the point
+env learns, the MuJoCo env steps batched, bit for bit as the single env."""
 
 from __future__ import annotations
 
@@ -12,15 +13,20 @@ import pytest
 EXAMPLE = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "examples", "custom_env.py")
 
 
-@pytest.fixture(scope="module")
-def example():
-    spec = importlib.util.spec_from_file_location("custom_env_example", EXAMPLE)
+def loaded_example(path, name):
+    """Yield the example file ``path`` imported as module ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     # importable by name, so the sampler can pickle the env's class into worker copies
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     yield module
     del sys.modules[spec.name]
+
+
+@pytest.fixture(scope="module")
+def example():
+    yield from loaded_example(EXAMPLE, "custom_env_example")
 
 
 def test_example_env_follows_the_task_protocol(example):
@@ -48,6 +54,47 @@ def test_example_meta_learns_to_adapt(example):
     gain = returns[:, 1] - returns[:, 0]
     assert gain[-10:].mean() > 4.0, gain
     assert gain[-10:].mean() > gain[:3].mean() + 2.0, gain
+
+
+MUJOCO_EXAMPLE = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "examples",
+                              "custom_mujoco_env.py")
+
+
+@pytest.fixture(scope="module")
+def mujoco_example():
+    pytest.importorskip("mujoco")
+    yield from loaded_example(MUJOCO_EXAMPLE, "custom_mujoco_env_example")
+
+
+def test_mujoco_example_reward_is_its_formula(mujoco_example):
+    env = mujoco_example.HalfCheetahRandGoalEnv()
+    env.set_task(1.5)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (18,) and obs[0] == env.data.qpos[0]  # the root's x is observed
+    action = np.linspace(-1.0, 1.0, 6)
+    obs, reward, terminated, truncated, info = env.step(action)
+    x = float(env.data.qpos[0])
+    assert info["goal_distance"] == pytest.approx(abs(x - 1.5), rel=1e-12)
+    assert reward == pytest.approx(-abs(x - 1.5) - 0.05 * float(action @ action), rel=1e-12)
+    assert not terminated and not truncated
+
+
+def test_mujoco_example_steps_batched_and_equals_the_single_env(mujoco_example):
+    """The samplers pick its batched form (not copies stepped one at a time), and that form
+    gives the single env's numbers bit for bit."""
+    import pickle
+
+    from test_batched_envs import assert_twins_agree
+
+    from meta_policy_search.envs import normalize
+    from meta_policy_search.envs.batched import NormalizedBatchedEnv, make_batched_env
+    from meta_policy_search.envs.batched.mujoco import BatchedMujocoEnv
+
+    env = normalize(mujoco_example.HalfCheetahRandGoalEnv())
+    batched = make_batched_env(env, 3, lambda: pickle.loads(pickle.dumps(env)))
+    assert isinstance(batched, NormalizedBatchedEnv), type(batched)  # not the per-env EnvList
+    assert isinstance(batched.env, BatchedMujocoEnv)
+    assert_twins_agree(env, num_envs=4, num_steps=60)
 
 
 FROM_PYTHON = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "examples",

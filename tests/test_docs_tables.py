@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import sys
 
+import pytest
+
 DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "docs")
 sys.path.insert(0, DOCS)
 import algorithm_tables  # noqa: E402
@@ -88,3 +90,57 @@ def test_result_files_render_without_bullets_or_en_dashes():
     assert "<li>" not in html and "\u2013" not in html
     assert "run --env X" in html and "(--env Y --seed 1)" in html
     assert rows(rst)[1][0] == "\\-"
+
+
+def test_every_algorithm_has_a_page():
+    from meta_policy_search.experiment.registry import ALGORITHMS
+
+    on_pages = [name for names in algorithm_tables.PAGE_ALGORITHMS.values() for name in names]
+    assert sorted(on_pages) == sorted(ALGORITHMS)
+    for page in algorithm_tables.PAGE_ALGORITHMS:
+        assert os.path.isfile(os.path.join(DOCS, "algorithms", f"{page}.rst")), page
+
+
+def test_ppo_maml_page_shows_the_promp_settings_its_script_takes():
+    """The paper did not run PPO-MAML; its script applies ProMP's per-env section, without the
+    KL penalty PPO-MAML does not have."""
+    table = rows(algorithm_tables.paper_table_rst(("ppo_maml",)))
+    header, body = table[0], {row[0]: dict(zip(table[0], row)) for row in table[1:]}
+    assert body["``HopperRandParamsEnv``"]["``inner_lr``"] == "0.05"
+    assert body["``HopperRandParamsEnv``"]["``num_ppo_steps``"] == "3"
+    assert not any("kl" in column for column in header)
+
+
+def test_a_section_of_a_result_file_is_cut_at_the_next_heading():
+    text = "# T\n\n## Every cell at 1e7\n\n| a |\n|---|\n| 1 |\n\n## Next\n\nmore\n"
+    assert markdown_results.section(text, "Every cell") == "| a |\n|---|\n| 1 |\n"
+    with pytest.raises(ValueError, match="no section '## Renamed...'"):
+        markdown_results.section(text, "Renamed")
+
+
+def test_the_long_runs_section_waits_for_its_folder_then_shows_its_figures_and_table(tmp_path):
+    """The results page names the long runs' folder until it is committed; then it shows the
+    grid's two figures and its table at the paper's later points."""
+    empty = markdown_results.long_horizon_rst(str(tmp_path), "reproduction_1e8")
+    assert "No long runs are committed yet: ``benchmarks/results/reproduction_1e8/``" in empty
+    assert ".. figure::" not in empty
+    grid = tmp_path / "reproduction_1e8"
+    grid.mkdir()
+    (grid / "reproduction.md").write_text(
+        "# Reproduction\n\n## Every learning-curve cell of the paper (fig2) at 1e7 timesteps\n\n"
+        "| a |\n|---|\n| not run |\n\n## The paper's later points, to 1e8 timesteps\n\n"
+        "| env | timesteps |\n|---|---|\n| HalfCheetahRandDirecEnv | 1e8 |\n\n"
+        "- lead line\n\n## Every paper value the runs reach\n\n| b |\n|---|\n| 2 |\n\n"
+        "Reference points not reached yet:\n")
+    for name in ("reproduction.png", "reproduction_full.png"):
+        (grid / name).write_bytes(b"\x89PNG")
+    rst = markdown_results.long_horizon_rst(str(tmp_path), "reproduction_1e8")
+    assert ".. figure:: ../benchmarks/results/reproduction_1e8/reproduction.png" in rst
+    assert ".. figure:: ../benchmarks/results/reproduction_1e8/reproduction_full.png" in rst
+    assert rows(rst) == [["env", "timesteps"], ["HalfCheetahRandDirecEnv", "1e8"]]  # only that table
+    assert "* lead line" in rst and "not run" not in rst
+    # once every point is reached, the full view is the same figure: not shown twice
+    text = (grid / "reproduction.md").read_text()
+    (grid / "reproduction.md").write_text(text.replace("Reference points not reached yet:", ""))
+    rst = markdown_results.long_horizon_rst(str(tmp_path), "reproduction_1e8")
+    assert "reproduction.png" in rst and "reproduction_full.png" not in rst

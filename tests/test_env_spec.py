@@ -40,7 +40,7 @@ def test_spec_builds_the_user_class_with_its_kwargs():
 
 
 def test_built_in_names_are_unchanged():
-    from meta_policy_search.envs import PointEnvRandGoal
+    from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
 
     assert type(make_env("PointEnvRandGoal")) is PointEnvRandGoal
     with pytest.raises(ValueError, match="unknown env name 'PointEnvRandGol'"):
@@ -212,6 +212,8 @@ class LinePolicy:
     def __init__(self, meta_batch_size: int) -> None:
         from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 
+        self.meta_batch_size = meta_batch_size
+
         rng = np.random.default_rng(0)
         self.sampling_policy = NumpyGaussianMLP({
             "W0": rng.normal(size=(meta_batch_size, 1, 1)).astype(np.float32),
@@ -230,7 +232,7 @@ def test_parallel_workers_rebuild_the_user_env(spec):
     paths = {}
     for executor in ("iterative", "parallel"):
         sampler = MetaSampler(normalize(make_env(spec)), LinePolicy(2), rollouts_per_meta_task=2,
-                              meta_batch_size=2, max_path_length=5, executor=executor,
+                              max_path_length=5, executor=executor,
                               n_parallel=2, seed=4)
         try:
             sampler.update_tasks()

@@ -14,9 +14,10 @@ import tensorflow as tf
 from tiny_runs import meta_testing, train_tiny_point_mass
 
 from meta_policy_search import evaluation
-from meta_policy_search.envs import PointEnvRandGoal, make_env, normalize
+from meta_policy_search.envs import make_env, normalize
 from meta_policy_search.envs.batched.base import make_batched_env
 from meta_policy_search.envs.oracle_env import OracleEnv, task_features
+from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
 from meta_policy_search.evaluation import comparison
 from meta_policy_search.experiment.algorithms import ProMPPointMassConfig as PointConfig
 from meta_policy_search.experiment.components import build_sample_processor
@@ -119,7 +120,7 @@ def test_zero_inner_steps_is_plain_ppo_on_one_batch(runs):
     stats = algo.optimize_policy([samples])
     assert "KLInner" not in stats and np.isfinite(stats["LossAfter"])
     with pytest.raises(ValueError, match="integer >= 0, got -1"):
-        MAMLAlgo(policy, meta_batch_size=2, num_inner_grad_steps=-1)
+        MAMLAlgo(policy, num_inner_grad_steps=-1)
     # The run script trains with 0 steps: one sampling phase per iteration, Step_0 only.
     with open(os.path.join(runs["pretrained"], "progress.csv"), newline="") as f:
         rows = list(csv.DictReader(f))

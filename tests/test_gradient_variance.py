@@ -65,7 +65,7 @@ def build_trainer(rollouts: int, seed: int = 3):
     sampler = components.build_sampler(config, env, policy, seeds["sampler"])
     return Trainer(algo=algorithm.make_algo(config, policy), env=env, sampler=sampler,
                    sample_processor=components.build_sample_processor(config), policy=policy,
-                   n_itr=1, num_inner_grad_steps=1)
+                   n_itr=1)
 
 
 def rstd_of(trainer, rounds: int) -> float:
@@ -125,8 +125,8 @@ def test_script_writes_rows_resumes_and_plots(tmp_path):
     assert "LVC-VPG" in (tmp_path / "gradient_variance.md").read_text()
 
 
-def test_plot_compares_only_the_papers_rstd_points(tmp_path):
-    """fig3 of paper_reference.csv also has the study's returns (73, 102, ...): not RStd values."""
+def plotted_lvc_rows(tmp_path, measurements: str) -> list[str]:
+    """The LVC-VPG rows of the RStd table plotted from one run's ``gradient_variance.csv`` rows."""
     sys.path.insert(0, EXPERIMENTS)
     import gradient_variance as script
 
@@ -134,13 +134,26 @@ def test_plot_compares_only_the_papers_rstd_points(tmp_path):
     run_dir.mkdir(parents=True)
     (run_dir / "params.json").write_text(json.dumps(
         {"algo": "vpg_maml", "inner_type": "likelihood_ratio", "env": "HalfCheetahRandDirecEnv"}))
-    (run_dir / CSV_NAME).write_text(
-        "Itr,n_timesteps,Meta-GradientRStd\n11,2000000,4.0\n62,10000000,7.0\n")
+    (run_dir / CSV_NAME).write_text("Itr,n_timesteps,Meta-GradientRStd\n" + measurements)
     script.main(["plot", str(tmp_path)])
-    rows = [line.split("|") for line in (tmp_path / "gradient_variance.md").read_text().splitlines()
+    return [line for line in (tmp_path / "gradient_variance.md").read_text().splitlines()
             if line.startswith("| LVC-VPG")]
-    paper = [row[6].strip() for row in rows if row[6].strip()]
+
+
+def test_plot_compares_only_the_papers_rstd_points(tmp_path):
+    """fig3 of paper_reference.csv also has the study's returns (73, 102, ...): not RStd values."""
+    rows = [line.split("|") for line in plotted_lvc_rows(tmp_path, "11,2000000,4.0\n62,10000000,7.0\n")]
+    paper = [row[7].strip() for row in rows if row[7].strip()]
     assert paper == ["5 +- 2", "6 +- 2"], rows
+
+
+def test_rstd_is_read_between_measurements_at_the_papers_timesteps(tmp_path):
+    """Measured at 9.6e6 and 1.008e7, the RStd at the paper's 1e7 lies between the two (as the
+    paper's figure is read), next to the nearest measurement, 1.008e7."""
+    rows = plotted_lvc_rows(tmp_path, "59,9600000,30.8\n62,10080000,5.6\n")
+    (row,) = [line for line in rows if line.startswith("| LVC-VPG | HalfCheetahRandDirecEnv | 1e+07")]
+    # 30.8 + (1e7 - 9.6e6) / (1.008e7 - 9.6e6) x (5.6 - 30.8) = 9.8
+    assert row.split("|")[4:7] == [" 9.8 ", " 1.008e+07: 5.6 ", " 1 "], row
 
 
 def test_plot_compares_the_runs_returns_with_figure_3s(tmp_path):

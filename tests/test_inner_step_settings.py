@@ -13,13 +13,17 @@ from meta_policy_search.experiment import configs
 from meta_policy_search.meta_algos.inner_step_settings import (
     DEFAULTS,
     FIELDS,
+    MAML_INNER_TYPE,
     InnerStepSettings,
     invalid_settings,
 )
 
-ALGORITHM_DEFAULTS = {("TRPOMAML", "jit_compile"): True, ("PPOMAML", "inner_type"): "log_likelihood"}
-"""The algorithm-specific defaults, documented in each class (XLA pays for TRPO's steps; PPO-MAML
-is MAML's inner objective with PPO's outer step)."""
+ALGORITHM_DEFAULTS = {
+    ("TRPOMAML", "jit_compile"): True,
+    **{(name, "inner_type"): MAML_INNER_TYPE for name in ("TRPOMAML", "VPGMAML", "PPOMAML")},
+}
+"""The algorithm-specific defaults, documented in each class (XLA pays for TRPO's steps; the
+algorithms named after MAML take MAML's inner objective)."""
 
 
 def test_every_invalid_setting_is_named():
@@ -62,7 +66,7 @@ def test_every_algorithm_signature_uses_the_one_default():
             if setting in parameters:
                 expected = ALGORITHM_DEFAULTS.get((name, setting), getattr(DEFAULTS, setting))
                 assert parameters[setting].default == expected, (name, setting)
-        assert parameters["meta_batch_size"].default is None, name
+        assert "meta_batch_size" not in parameters, f"{name}: the policy holds the task count"
 
 
 def test_the_algorithm_stores_the_settings_and_reads_the_tasks_from_the_policy():
@@ -78,7 +82,5 @@ def test_the_algorithm_stores_the_settings_and_reads_the_tasks_from_the_policy()
         np.testing.assert_allclose(step_size.numpy(), 0.05)
     with pytest.raises(AttributeError):
         algo.first_order = True  # type: ignore[misc]
-    with pytest.raises(ValueError, match="meta_batch_size=4 differs from the policy's"):
-        ProMP(policy, meta_batch_size=4)
     with pytest.raises(ValueError, match="inner_lr must be a finite number > 0"):
         ProMP(policy, inner_lr=-0.1)

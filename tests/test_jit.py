@@ -47,13 +47,17 @@ def make_samples(rng, policy):
 
 
 ALGOS = {
-    "ProMP-K2": lambda p, j: ProMP(p, 0.3, T, 2, init_inner_kl_penalty=0.1, jit_compile=j),
-    "TRPO-MAML-LL": lambda p, j: TRPOMAML(p, 0.3, T, 1, inner_type="log_likelihood", jit_compile=j),
-    "TRPO-MAML-DiCE": lambda p, j: TRPOMAML(p, 0.3, T, 1, inner_type="dice", jit_compile=j),
-    "E-MAML-VPG": lambda p, j: VPGMAML(p, 0.3, T, 1, exploration=True, jit_compile=j),
-    "PPO-MAML-K2": lambda p, j: PPOMAML(p, 0.3, T, 2, jit_compile=j),
-    "DiCE-MAML": lambda p, j: DICEMAML(p, 0.3, T, max_path_length=H, jit_compile=j),
-    "VPG-DiCE": lambda p, j: VPG_DICEMAML(p, 0.3, T, max_path_length=H, jit_compile=j),
+    "ProMP-K2": lambda p, j: ProMP(p, inner_lr=0.3, num_inner_grad_steps=2, init_inner_kl_penalty=0.1,
+                                   jit_compile=j),
+    "TRPO-MAML-LL": lambda p, j: TRPOMAML(p, inner_lr=0.3, num_inner_grad_steps=1,
+                                          inner_type="log_likelihood", jit_compile=j),
+    "TRPO-MAML-DiCE": lambda p, j: TRPOMAML(p, inner_lr=0.3, num_inner_grad_steps=1, inner_type="dice",
+                                            jit_compile=j),
+    "E-MAML-VPG": lambda p, j: VPGMAML(p, inner_lr=0.3, num_inner_grad_steps=1, exploration=True,
+                                       jit_compile=j),
+    "PPO-MAML-K2": lambda p, j: PPOMAML(p, inner_lr=0.3, num_inner_grad_steps=2, jit_compile=j),
+    "DiCE-MAML": lambda p, j: DICEMAML(p, inner_lr=0.3, max_path_length=H, jit_compile=j),
+    "VPG-DiCE": lambda p, j: VPG_DICEMAML(p, inner_lr=0.3, max_path_length=H, jit_compile=j),
 }
 
 
@@ -113,9 +117,10 @@ def test_jit_on_and_off_agree(name):
 
 def test_jit_defaults():
     """XLA is on by default only where the benchmark found it clearly faster (TRPO-MAML)."""
-    assert TRPOMAML(make_policy(), 0.3, T).optimizer.jit_compile is True
-    for algo in (ProMP(make_policy(), 0.3, T), VPGMAML(make_policy(), 0.3, T), PPOMAML(make_policy(), 0.3, T),
-                 DICEMAML(make_policy(), 0.3, T, max_path_length=H)):
+    assert TRPOMAML(make_policy(), inner_lr=0.3).optimizer.jit_compile is True
+    for algo in (ProMP(make_policy(), inner_lr=0.3), VPGMAML(make_policy(), inner_lr=0.3),
+                 PPOMAML(make_policy(), inner_lr=0.3),
+                 DICEMAML(make_policy(), inner_lr=0.3, max_path_length=H)):
         assert algo.jit_compile is False and algo.optimizer.jit_compile is False
 
 

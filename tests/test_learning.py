@@ -21,14 +21,14 @@ from meta_policy_search.utils import logger
 TASKS, ROLLOUTS, HORIZON = 10, 10, 50
 
 ALGOS = {
-    "ProMP": (lambda policy: ProMP(policy, inner_lr=0.1, meta_batch_size=TASKS, learning_rate=3e-3,
+    "ProMP": (lambda policy: ProMP(policy, inner_lr=0.1, learning_rate=3e-3,
                                    num_ppo_steps=5, clip_eps=0.3, init_inner_kl_penalty=5e-4,
                                    adaptive_inner_kl_penalty=False), 20),
-    "PPO-MAML": (lambda policy: PPOMAML(policy, inner_lr=0.1, meta_batch_size=TASKS, learning_rate=3e-3,
+    "PPO-MAML": (lambda policy: PPOMAML(policy, inner_lr=0.1, learning_rate=3e-3,
                                         num_ppo_steps=5, clip_eps=0.3), 20),
-    "TRPO-MAML": (lambda policy: TRPOMAML(policy, inner_lr=0.1, meta_batch_size=TASKS, step_size=0.02,
+    "TRPO-MAML": (lambda policy: TRPOMAML(policy, inner_lr=0.1, step_size=0.02,
                                           inner_type="log_likelihood"), 20),
-    "VPG-MAML": (lambda policy: VPGMAML(policy, inner_lr=0.1, meta_batch_size=TASKS, learning_rate=1e-2,
+    "VPG-MAML": (lambda policy: VPGMAML(policy, inner_lr=0.1, learning_rate=1e-2,
                                         inner_type="log_likelihood"), 20),
 }
 
@@ -43,7 +43,7 @@ def run(name, tmp_path, seed=0):
     tf.random.set_seed(seed)
     env = normalize(make_env("PointEnvRandGoal"), normalization_scale=10.0)
     policy = MetaGaussianMLPPolicy(TASKS, 2, 2, hidden_sizes=(64, 64), seed=seed)
-    sampler = MetaSampler(env, policy, rollouts_per_meta_task=ROLLOUTS, meta_batch_size=TASKS,
+    sampler = MetaSampler(env, policy, rollouts_per_meta_task=ROLLOUTS,
                           max_path_length=HORIZON, seed=seed)
     processor = MetaSampleProcessor(LinearFeatureBaseline(), discount=0.99, gae_lambda=1.0,
                                     normalize_adv=True)

@@ -70,18 +70,26 @@ def finite_difference_gradient(algo, batches, eps=1e-6):
 
 
 ALGOS = {
-    "ProMP": lambda p, k, **kw: ProMP(p, inner_lr=0.3, meta_batch_size=T, num_inner_grad_steps=k,
+    "ProMP": lambda p, k, **kw: ProMP(p, inner_lr=0.3, num_inner_grad_steps=k,
                                       init_inner_kl_penalty=0.1, clip_eps=0.2, **kw),
-    "TRPO-MAML-LVC": lambda p, k, **kw: TRPOMAML(p, 0.3, T, k, inner_type="likelihood_ratio", **kw),
-    "TRPO-MAML-LL": lambda p, k, **kw: TRPOMAML(p, 0.3, T, k, inner_type="log_likelihood", **kw),
-    "TRPO-MAML-DiCE": lambda p, k, **kw: TRPOMAML(p, 0.3, T, k, inner_type="dice", **kw),
-    "E-MAML-TRPO": lambda p, k, **kw: TRPOMAML(p, 0.3, T, k, exploration=True, **kw),
-    "VPG-MAML": lambda p, k, **kw: VPGMAML(p, 0.3, T, k, inner_type="log_likelihood", **kw),
-    "E-MAML-VPG": lambda p, k, **kw: VPGMAML(p, 0.3, T, k, inner_type="log_likelihood", exploration=True,
+    "TRPO-MAML-LVC": lambda p, k, **kw: TRPOMAML(p, inner_lr=0.3, num_inner_grad_steps=k,
+                                                 inner_type="likelihood_ratio", **kw),
+    "TRPO-MAML-LL": lambda p, k, **kw: TRPOMAML(p, inner_lr=0.3, num_inner_grad_steps=k,
+                                                inner_type="log_likelihood", **kw),
+    "TRPO-MAML-DiCE": lambda p, k, **kw: TRPOMAML(p, inner_lr=0.3, num_inner_grad_steps=k,
+                                                  inner_type="dice", **kw),
+    "E-MAML-TRPO": lambda p, k, **kw: TRPOMAML(p, inner_lr=0.3, num_inner_grad_steps=k, exploration=True,
+                                               **kw),
+    "VPG-MAML": lambda p, k, **kw: VPGMAML(p, inner_lr=0.3, num_inner_grad_steps=k,
+                                           inner_type="log_likelihood", **kw),
+    "E-MAML-VPG": lambda p, k, **kw: VPGMAML(p, inner_lr=0.3, num_inner_grad_steps=k,
+                                             inner_type="log_likelihood", exploration=True,
                                              **kw),
-    "PPO-MAML": lambda p, k, **kw: PPOMAML(p, 0.3, T, k, clip_eps=0.2, **kw),
-    "DiCE-MAML": lambda p, k, **kw: DICEMAML(p, 0.3, T, max_path_length=H, num_inner_grad_steps=k, **kw),
-    "VPG-DiCE": lambda p, k, **kw: VPG_DICEMAML(p, 0.3, T, max_path_length=H, num_inner_grad_steps=k, **kw),
+    "PPO-MAML": lambda p, k, **kw: PPOMAML(p, inner_lr=0.3, num_inner_grad_steps=k, clip_eps=0.2, **kw),
+    "DiCE-MAML": lambda p, k, **kw: DICEMAML(p, inner_lr=0.3, max_path_length=H, num_inner_grad_steps=k,
+                                             **kw),
+    "VPG-DiCE": lambda p, k, **kw: VPG_DICEMAML(p, inner_lr=0.3, max_path_length=H, num_inner_grad_steps=k,
+                                                **kw),
 }
 
 
@@ -119,13 +127,15 @@ def test_ppo_maml_meta_gradient_matches_independent_references(num_inner_grad_st
     def gradient(algo):
         return flat_gradient(algo, tuple(algo.to_tensors(s) for s in samples))
 
-    ppo = gradient(PPOMAML(policy, 0.3, T, k, clip_eps=0.1))
-    unclipped = gradient(PPOMAML(policy, 0.3, T, k, clip_eps=1e6))
-    vpg = gradient(VPGMAML(policy, 0.3, T, k, inner_type="log_likelihood"))
+    ppo = gradient(PPOMAML(policy, inner_lr=0.3, num_inner_grad_steps=k, clip_eps=0.1))
+    unclipped = gradient(PPOMAML(policy, inner_lr=0.3, num_inner_grad_steps=k, clip_eps=1e6))
+    vpg = gradient(VPGMAML(policy, inner_lr=0.3, num_inner_grad_steps=k, inner_type="log_likelihood"))
     np.testing.assert_allclose(unclipped, vpg, rtol=1e-10, atol=1e-12)
     assert np.linalg.norm(ppo - unclipped) > 1e-2 * np.linalg.norm(unclipped), "no ratio clipped"
-    lvc = gradient(PPOMAML(policy, 0.3, T, k, clip_eps=0.1, inner_type="likelihood_ratio"))
-    promp = gradient(ProMP(policy, 0.3, T, k, clip_eps=0.1, init_inner_kl_penalty=0.0,
+    lvc = gradient(PPOMAML(policy, inner_lr=0.3, num_inner_grad_steps=k, clip_eps=0.1,
+                           inner_type="likelihood_ratio"))
+    promp = gradient(ProMP(policy, inner_lr=0.3, num_inner_grad_steps=k, clip_eps=0.1,
+                           init_inner_kl_penalty=0.0,
                            adaptive_inner_kl_penalty=False))
     np.testing.assert_allclose(lvc, promp, rtol=1e-10, atol=1e-12)
     assert np.linalg.norm(lvc - ppo) > 1e-3 * np.linalg.norm(ppo), "inner_type is ignored"
@@ -160,7 +170,7 @@ def test_fixed_step_size_is_not_trained():
 def test_adapt_matches_graph_inner_step_and_sets_policy():
     rng = np.random.default_rng(4)
     policy = make_policy()
-    algo = VPGMAML(policy, 0.3, T, 1, inner_type="log_likelihood")
+    algo = VPGMAML(policy, inner_lr=0.3, num_inner_grad_steps=1, inner_type="log_likelihood")
     samples = make_samples(rng, policy)
     algo.adapt_policy(samples)
     batch = algo.to_tensors(samples)
@@ -270,4 +280,4 @@ def test_trpo_gauss_newton_hvp_and_step_equal_exact_at_old_parameters(
 
 
 def test_trpo_default_hvp_is_gauss_newton():
-    assert TRPOMAML(make_policy(), 0.3, T).optimizer.hvp_approach == "gauss_newton"
+    assert TRPOMAML(make_policy(), inner_lr=0.3).optimizer.hvp_approach == "gauss_newton"

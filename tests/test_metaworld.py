@@ -90,8 +90,9 @@ def test_meta_test_success_rate_is_the_per_task_fraction_of_successful_episodes(
 
 def test_draw_tasks_takes_the_envs_test_tasks_through_the_wrappers():
     from meta_policy_search import evaluation
-    from meta_policy_search.envs import PointEnvRandGoal, normalize
+    from meta_policy_search.envs import normalize
     from meta_policy_search.envs.oracle_env import OracleEnv
+    from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
 
     class SplitPointEnv(PointEnvRandGoal):
         def sample_test_tasks(self, n_tasks):

@@ -8,25 +8,23 @@ import numpy as np
 import pytest
 
 from meta_policy_search.envs.base import MetaEnv
-from meta_policy_search.envs.mujoco_envs import (
-    AntRandDirec2DEnv,
-    AntRandDirecEnv,
-    AntRandGoalEnv,
-    HalfCheetahRandDirecEnv,
-    HalfCheetahRandVelEnv,
-    HopperRandParamsEnv,
-    HumanoidRandDirec2DEnv,
-    HumanoidRandDirecEnv,
-    SwimmerRandVelEnv,
-    Walker2DRandDirecEnv,
-    Walker2DRandParamsEnv,
-    Walker2DRandVelEnv,
-)
+from meta_policy_search.envs.mujoco_envs.ant_rand_direc import AntRandDirecEnv
+from meta_policy_search.envs.mujoco_envs.ant_rand_direc_2d import AntRandDirec2DEnv
+from meta_policy_search.envs.mujoco_envs.ant_rand_goal import AntRandGoalEnv
 from meta_policy_search.envs.mujoco_envs.diagnostics import (
     forward_return_diagnostics,
     velocity_diagnostics,
 )
+from meta_policy_search.envs.mujoco_envs.half_cheetah_rand_direc import HalfCheetahRandDirecEnv
+from meta_policy_search.envs.mujoco_envs.half_cheetah_rand_vel import HalfCheetahRandVelEnv
+from meta_policy_search.envs.mujoco_envs.hopper_rand_params import HopperRandParamsEnv
+from meta_policy_search.envs.mujoco_envs.humanoid_rand_direc import HumanoidRandDirecEnv
+from meta_policy_search.envs.mujoco_envs.humanoid_rand_direc_2d import HumanoidRandDirec2DEnv
 from meta_policy_search.envs.mujoco_envs.paper_physics import use_gym_humanoid_hips
+from meta_policy_search.envs.mujoco_envs.swimmer_rand_vel import SwimmerRandVelEnv
+from meta_policy_search.envs.mujoco_envs.walker2d_rand_direc import Walker2DRandDirecEnv
+from meta_policy_search.envs.mujoco_envs.walker2d_rand_params import Walker2DRandParamsEnv
+from meta_policy_search.envs.mujoco_envs.walker2d_rand_vel import Walker2DRandVelEnv
 from meta_policy_search.types import PathBatch
 
 # class -> (obs_dim, act_dim, frame_skip)
@@ -360,7 +358,7 @@ GYMNASIUM_TWINS = {HalfCheetahRandDirecEnv: "HalfCheetah-v5", HumanoidRandDirec2
 def test_physics_and_termination_are_gymnasiums(cls):
     """Same seed and actions: the same states and end of episode as gymnasium's own env.
 
-    The README's Humanoid analysis rests on this (our episode lengths are gymnasium's).
+    The Humanoid analysis of docs/reproduce.rst rests on this (our episode lengths are gymnasium's).
     """
     import gymnasium
 
@@ -378,3 +376,32 @@ def test_physics_and_termination_are_gymnasiums(cls):
             assert ours_done == twin_done
             if ours_done:
                 break
+
+
+def _gymnasium_robot(env):
+    """The gymnasium v5 env class that ``env``'s class builds on (after our classes in the MRO)."""
+    return next(k for k in type(env).__mro__ if k.__module__.startswith("gymnasium.envs.mujoco.")
+                and k.__name__ != "MujocoEnv")
+
+
+@pytest.mark.parametrize("cls", ALL, ids=_ids(ALL))
+def test_observation_and_termination_are_gymnasiums(cls):
+    """Our row maths (the only copy, also run batched) against gymnasium's own ``_get_obs`` and
+    healthy test on the same simulator state, at reset and after steps that end the episode."""
+    env = cls()
+    robot = _gymnasium_robot(env)
+    env.seed_tasks(0)
+    env.set_task(env.sample_tasks(1)[0])
+    obs, _ = env.reset(seed=3)
+    np.testing.assert_array_equal(obs, robot._get_obs(env))
+    ended = False
+    for action in _actions(env, 40, seed=2) * 1.5:
+        obs, _, terminated, _, _ = env.step(action)
+        np.testing.assert_array_equal(obs, robot._get_obs(env))
+        healthy = robot.is_healthy.fget(env) if hasattr(robot, "is_healthy") else True
+        assert terminated == (not healthy and getattr(env, "_terminate_when_unhealthy", False))
+        ended |= terminated
+    if cls in TERMINATING and not ended:
+        _unhealthy(env)
+        _, _, terminated, _, _ = env.step(_actions(env, 1)[0])
+        assert terminated and not robot.is_healthy.fget(env)

@@ -6,7 +6,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from meta_policy_search.envs import MetaEnv, NormalizedEnv, PointEnvRandGoal, normalize
+from meta_policy_search.envs import MetaEnv, NormalizedEnv, normalize
+from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
 from meta_policy_search.types import PathBatch
 
 

@@ -95,7 +95,7 @@ def _fresh_samples(policy, rng, R=3, H=4):
 def test_promp_likelihood_ratio_is_one_on_fresh_samples():
     rng = np.random.default_rng(1)
     policy = MetaGaussianMLPPolicy(3, 2, 2, hidden_sizes=(8,), seed=0, dtype=tf.float64)
-    algo = ProMP(policy, inner_lr=0.1, meta_batch_size=3, init_inner_kl_penalty=1.0)
+    algo = ProMP(policy, inner_lr=0.1, init_inner_kl_penalty=1.0)
     pre = _fresh_samples(policy, rng)
     algo.adapt_policy(pre)
     post = _fresh_samples(policy, rng)
@@ -111,7 +111,7 @@ def test_promp_likelihood_ratio_is_one_on_fresh_samples():
 
 def test_promp_adaptive_kl_penalty_rule():
     policy = MetaGaussianMLPPolicy(2, 2, 1, hidden_sizes=(4,), seed=0)
-    algo = ProMP(policy, meta_batch_size=2, num_inner_grad_steps=3, target_inner_step=0.01,
+    algo = ProMP(policy, num_inner_grad_steps=3, target_inner_step=0.01,
                  init_inner_kl_penalty=0.1)
     algo.adapt_kl_coeffs(np.array([0.001, 0.01, 0.05]))  # below target/1.5, inside, above 1.5 target
     np.testing.assert_allclose(algo.inner_kl_coeffs.numpy(), [0.05, 0.1, 0.2], rtol=1e-6)
@@ -120,7 +120,7 @@ def test_promp_adaptive_kl_penalty_rule():
 def test_promp_defaults_are_the_papers_fixed_penalty():
     rng = np.random.default_rng(3)
     policy = MetaGaussianMLPPolicy(2, 2, 1, hidden_sizes=(4,), seed=0)
-    algo = ProMP(policy, meta_batch_size=2, num_ppo_steps=1)
+    algo = ProMP(policy, num_ppo_steps=1)
     assert algo.clip_eps == 0.3 and not algo.adaptive_inner_kl_penalty
     np.testing.assert_allclose(algo.inner_kl_coeffs.numpy(), [5e-4], rtol=1e-6)
     algo.optimize_policy([_fresh_samples(policy, rng), _fresh_samples(policy, rng)])
@@ -130,7 +130,7 @@ def test_promp_defaults_are_the_papers_fixed_penalty():
 def test_promp_anneals_clip_range():
     rng = np.random.default_rng(2)
     policy = MetaGaussianMLPPolicy(2, 2, 1, hidden_sizes=(4,), seed=0)
-    algo = ProMP(policy, meta_batch_size=2, clip_eps=0.3, anneal_factor=0.5, num_ppo_steps=1)
+    algo = ProMP(policy, clip_eps=0.3, anneal_factor=0.5, num_ppo_steps=1)
     samples = [_fresh_samples(policy, rng), _fresh_samples(policy, rng)]
     algo.optimize_policy(samples)
     algo.optimize_policy(samples)
@@ -141,15 +141,15 @@ def test_dice_without_adjusted_rewards_raises_instead_of_a_zero_loss():
     rng = np.random.default_rng(3)
     policy = MetaGaussianMLPPolicy(2, 2, 1, hidden_sizes=(4,), seed=0)
     samples = _fresh_samples(policy, rng)  # adjusted_rewards=None, as MetaSampleProcessor's
-    for algo in (TRPOMAML(policy, meta_batch_size=2, inner_type="dice"),
-                 VPGMAML(policy, meta_batch_size=2, inner_type="dice"),
-                 DICEMAML(policy, meta_batch_size=2, max_path_length=4)):
+    for algo in (TRPOMAML(policy, inner_type="dice"),
+                 VPGMAML(policy, inner_type="dice"),
+                 DICEMAML(policy, max_path_length=4)):
         assert algo.needs_adjusted_rewards
         with pytest.raises(ValueError, match="DiceSampleProcessor"):
             algo.adapt_policy(samples)
         with pytest.raises(ValueError, match="DiceSampleProcessor"):
             algo.optimize_policy([samples, samples])
-    lvc = VPGMAML(policy, meta_batch_size=2, inner_type="likelihood_ratio")
+    lvc = VPGMAML(policy, inner_type="likelihood_ratio")
     assert not lvc.needs_adjusted_rewards
     np.testing.assert_array_equal(lvc.to_tensors(samples).adjusted_rewards.numpy(), 0.0)
 
@@ -157,9 +157,9 @@ def test_dice_without_adjusted_rewards_raises_instead_of_a_zero_loss():
 def test_exploration_type_is_checked():
     policy = MetaGaussianMLPPolicy(2, 2, 1, hidden_sizes=(4,), seed=0)
     with pytest.raises(ValueError, match="exploration_type"):
-        VPGMAML(policy, meta_batch_size=2, exploration=True, exploration_type="stadie")
+        VPGMAML(policy, exploration=True, exploration_type="stadie")
     with pytest.raises(ValueError, match="exploration_type"):
-        TRPOMAML(policy, meta_batch_size=2, exploration=True, exploration_type="paper")
+        TRPOMAML(policy, exploration=True, exploration_type="paper")
 
 
 @pytest.mark.parametrize("num_inner_grad_steps", [0, 1, 2])
@@ -177,8 +177,9 @@ def test_each_objective_runs_the_policy_once_per_batch(num_inner_grad_steps, mon
         return forward(params, observations)
 
     monkeypatch.setattr(policy, "forward", counting_forward)
-    promp = ProMP(policy, meta_batch_size=2, num_inner_grad_steps=num_inner_grad_steps)
-    trpo = TRPOMAML(policy, 0.1, 2, num_inner_grad_steps, jit_compile=False)
+    promp = ProMP(policy, num_inner_grad_steps=num_inner_grad_steps)
+    trpo = TRPOMAML(policy, inner_lr=0.1, num_inner_grad_steps=num_inner_grad_steps,
+                    jit_compile=False)
     batches = tuple(promp.to_tensors(s) for s in samples)
     for evaluate in (promp.meta_loss, trpo.loss_and_post_update_dist_info):
         calls.clear()

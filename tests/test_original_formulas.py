@@ -159,7 +159,7 @@ def test_dice_inner_loss_and_gradient_match_the_original():
     policy = make_policy()
     params = shared_params(policy)
     samples = make_batch(rng, params)
-    algo = DICEMAML(policy, 0.1, T, max_path_length=H)
+    algo = DICEMAML(policy, inner_lr=0.1, max_path_length=H)
     batch = algo.to_tensors(samples)
 
     def loss_fn():
@@ -223,7 +223,8 @@ def test_emaml_term_and_gradient_match_reference(exploration_type, num_inner_gra
     samples = [make_batch(rng, params, perturb=0.1) for _ in range(num_inner_grad_steps + 1)]
     post = samples[-1]  # rewards with a non-zero mean, so that the standardization matters
     samples[-1] = SampleBatch(**{**post.__dict__, "rewards": 3.0 * post.rewards + 2.0 * post.mask})
-    algo = VPGMAML(policy, 0.3, T, num_inner_grad_steps, inner_type="log_likelihood", exploration=True,
+    algo = VPGMAML(policy, inner_lr=0.3, num_inner_grad_steps=num_inner_grad_steps,
+                   inner_type="log_likelihood", exploration=True,
                    exploration_type=exploration_type)
     batches = tuple(algo.to_tensors(s) for s in samples)
 
@@ -284,7 +285,7 @@ def test_promp_two_step_kl_penalty_is_the_mean_over_steps():
     policy = make_policy()
     params = shared_params(policy)
     samples = [make_batch(rng, params, perturb=0.3) for _ in range(3)]
-    algo = ProMP(policy, inner_lr=0.3, meta_batch_size=T, num_inner_grad_steps=2, clip_eps=0.2)
+    algo = ProMP(policy, inner_lr=0.3, num_inner_grad_steps=2, clip_eps=0.2)
     coeffs = [0.4, 3.0]
     algo.inner_kl_coeffs.assign(coeffs)
     batches = tuple(algo.to_tensors(s) for s in samples)

@@ -25,20 +25,18 @@ import mujoco
 import numpy as np
 import pytest
 
-from meta_policy_search.envs.mujoco_envs import (
-    AntRandDirec2DEnv,
-    AntRandDirecEnv,
-    AntRandGoalEnv,
-    HalfCheetahRandDirecEnv,
-    HalfCheetahRandVelEnv,
-    HopperRandParamsEnv,
-    HumanoidRandDirec2DEnv,
-    HumanoidRandDirecEnv,
-    SwimmerRandVelEnv,
-    Walker2DRandDirecEnv,
-    Walker2DRandParamsEnv,
-    Walker2DRandVelEnv,
-)
+from meta_policy_search.envs.mujoco_envs.ant_rand_direc import AntRandDirecEnv
+from meta_policy_search.envs.mujoco_envs.ant_rand_direc_2d import AntRandDirec2DEnv
+from meta_policy_search.envs.mujoco_envs.ant_rand_goal import AntRandGoalEnv
+from meta_policy_search.envs.mujoco_envs.half_cheetah_rand_direc import HalfCheetahRandDirecEnv
+from meta_policy_search.envs.mujoco_envs.half_cheetah_rand_vel import HalfCheetahRandVelEnv
+from meta_policy_search.envs.mujoco_envs.hopper_rand_params import HopperRandParamsEnv
+from meta_policy_search.envs.mujoco_envs.humanoid_rand_direc import HumanoidRandDirecEnv
+from meta_policy_search.envs.mujoco_envs.humanoid_rand_direc_2d import HumanoidRandDirec2DEnv
+from meta_policy_search.envs.mujoco_envs.swimmer_rand_vel import SwimmerRandVelEnv
+from meta_policy_search.envs.mujoco_envs.walker2d_rand_direc import Walker2DRandDirecEnv
+from meta_policy_search.envs.mujoco_envs.walker2d_rand_params import Walker2DRandParamsEnv
+from meta_policy_search.envs.mujoco_envs.walker2d_rand_vel import Walker2DRandVelEnv
 
 ASSETS = os.path.join(os.path.dirname(__file__), "data", "gym_0_10_5_assets")
 RAND_PARAM_ENVS_TIMESTEP = 0.004

@@ -195,3 +195,88 @@ def test_seeds_that_differ_in_execution_settings_are_one_configuration(tmp_path)
     make_run(tmp_path / "long", rows_for([1, 2, 3], [2, 3, 4], 10), {**base, "seed": 3, "n_itr": 9})
     groups = curves.group_runs(curves.find_runs([str(tmp_path)]))
     assert sorted(len(runs) for runs in groups.values()) == [1, 2]
+
+
+NEW_PARAMS = {"algo": "promp", "env": "PointEnvRandGoal", "n_itr": 3, "inner_lr": 0.1,
+              "sampling_mode": "budget", "executor": "parallel", "oracle": False,
+              "keep_best": None, "first_order": False, "jit_compile": False,
+              "paper_config": True, "paper_config_entry": {"algo": "promp"}}
+
+
+def old_spelling(params: dict, *dropped: str) -> dict:
+    """``params`` as an older version wrote it: ``parallel`` instead of ``executor`` (null),
+    and without ``dropped``."""
+    old = {k: v for k, v in params.items() if k not in dropped}
+    return {**old, "parallel": True, "executor": None}
+
+
+def test_old_and_new_params_spellings_are_one_configuration(tmp_path):
+    """The committed HalfCheetah seeds mix both spellings: ``parallel`` vs ``executor``,
+    ``oracle`` and ``keep_best`` missing vs false/null, ``paper_config`` missing."""
+    trpo = {**NEW_PARAMS, "algo": "trpo_maml", "hvp_approach": "gauss_newton"}
+    for name, params in {
+        "promp_new": NEW_PARAMS,
+        "promp_old": old_spelling(NEW_PARAMS, "oracle", "keep_best", "paper_config",
+                                  "paper_config_entry"),
+        "trpo_new": trpo,
+        "trpo_old": old_spelling(trpo, "oracle", "hvp_approach"),
+    }.items():
+        make_run(tmp_path / name, rows_for([1, 2, 3], [2, 3, 4], 10), {**params, "seed": len(name)})
+    groups = curves.group_runs(curves.find_runs([str(tmp_path)]))
+    assert {label: len(runs) for label, runs in groups.items()} == {
+        "promp PointEnvRandGoal": 2, "trpo_maml PointEnvRandGoal": 2}
+
+
+def test_a_missing_key_reads_as_what_the_old_version_ran(tmp_path):
+    """Without ``sampling_mode`` a run sampled fixed rollouts: not a seed of a budget run; an
+    oracle run is not a seed of a run whose file predates the oracle."""
+    make_run(tmp_path / "budget", rows_for([1, 2], [2, 3], 10), {**NEW_PARAMS, "seed": 1})
+    make_run(tmp_path / "old", rows_for([1, 2], [2, 3], 10),
+             {**old_spelling(NEW_PARAMS, "sampling_mode", "oracle"), "seed": 2})
+    make_run(tmp_path / "oracle", rows_for([1, 2], [2, 3], 10),
+             {**NEW_PARAMS, "sampling_mode": "rollouts", "oracle": True, "seed": 3})
+    groups = curves.group_runs(curves.find_runs([str(tmp_path)]))
+    assert sorted(groups) == ["promp PointEnvRandGoal oracle=False sampling_mode=budget",
+                              "promp PointEnvRandGoal oracle=False sampling_mode=rollouts",
+                              "promp PointEnvRandGoal oracle=True sampling_mode=rollouts"]
+
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "benchmarks",
+                       "results")
+
+
+def test_committed_halfcheetah_runs_are_two_curves_of_ten_seeds():
+    reproduction = os.path.join(RESULTS, "reproduction")
+    runs = curves.find_runs([os.path.join(reproduction, algo, "HalfCheetahRandDirecEnv")
+                             for algo in ("promp", "trpo_maml")])
+    groups = curves.group_runs(runs)
+    assert {label: len(seeds) for label, seeds in groups.items()} == {
+        "promp HalfCheetahRandDirecEnv": 10, "trpo_maml HalfCheetahRandDirecEnv": 10}
+    legends = {p.algorithm for seeds in groups.values()
+               for p in curves.reference_points(seeds[0].params, "Step_1-AverageReturn")}
+    assert legends == {"ProMP", "MAML-TRPO"}  # one set of paper points per curve
+
+
+def test_every_committed_params_file_normalizes_to_its_algorithms_fields():
+    """Each key an older params.json lacks (or spells differently) has a decided meaning: a
+    config field added later needs an entry in curves.MISSING_PARAMS_MEAN (what runs before it
+    ran) or in curves.IGNORED_PARAMS (it leaves results alone)."""
+    import dataclasses
+    import glob
+
+    from meta_policy_search.experiment.registry import algorithm_for_params
+
+    checked = 0
+    for path in sorted(glob.glob(os.path.join(RESULTS, "**", "params.json"), recursive=True)):
+        with open(path, encoding="utf-8") as f:
+            params = json.load(f)
+        algorithm = algorithm_for_params(params)
+        if algorithm is None:  # the original code's runs: not ours to normalize
+            continue
+        fields = {field.name for field in dataclasses.fields(algorithm.config_cls)}
+        keys = set(curves.normalized_params(params)) - set(curves.IGNORED_PARAMS)
+        assert keys == (fields | {"algo"}) - set(curves.IGNORED_PARAMS), (
+            f"{path}: lacks {sorted(fields - keys - set(curves.IGNORED_PARAMS))}, has unknown "
+            f"{sorted(keys - fields - {'algo'})}")
+        checked += 1
+    assert checked >= 70

@@ -1,5 +1,6 @@
 """Point envs: dynamics and rewards vs hand computations, tasks, seeding, pickling, registry."""
 
+import importlib.util
 import math
 import pickle
 import subprocess
@@ -10,14 +11,10 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from meta_policy_search.envs import (
-    ENV_CLASS_NAMES,
-    MetaPointEnvCorner,
-    MetaPointEnvMomentum,
-    MetaPointEnvWalls,
-    PointEnvRandGoal,
-    make_env,
-)
+from meta_policy_search.envs import ENV_CLASS_NAMES, make_env
+from meta_policy_search.envs.point_envs.corner_envs import MetaPointEnvCorner, MetaPointEnvMomentum
+from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
+from meta_policy_search.envs.point_envs.walls_env import MetaPointEnvWalls
 from meta_policy_search.types import PathBatch
 
 POINT_CLASSES = [PointEnvRandGoal, MetaPointEnvCorner, MetaPointEnvMomentum, MetaPointEnvWalls]
@@ -396,6 +393,41 @@ def test_make_env_forwards_kwargs_and_rejects_unknown_names():
     with pytest.raises(ValueError, match="unknown env name"):
         make_env("CartPole")
     assert len(ENV_CLASS_NAMES) == len(set(ENV_CLASS_NAMES)) == 16
+
+
+def test_the_registry_is_the_one_list_of_built_in_envs():
+    """Each entry names its class and the module that defines it; the families partition it."""
+    from meta_policy_search.envs.registry import (
+        BUILT_IN_ENVS,
+        MUJOCO_ENV_CLASS_NAMES,
+        POINT_ENV_CLASS_NAMES,
+        env_class,
+    )
+
+    assert POINT_ENV_CLASS_NAMES + MUJOCO_ENV_CLASS_NAMES == ENV_CLASS_NAMES == tuple(BUILT_IN_ENVS)
+    assert set(POINT_ENV_CLASS_NAMES) == {cls.__name__ for cls in POINT_CLASSES}
+    names = ENV_CLASS_NAMES if importlib.util.find_spec("mujoco") else POINT_ENV_CLASS_NAMES
+    for name in names:
+        cls = env_class(name)
+        assert (cls.__name__, cls.__module__) == (name, BUILT_IN_ENVS[name])
+    with pytest.raises(ValueError, match="'CartPole' is not a built-in env; valid names: "):
+        env_class("CartPole")
+
+
+def test_each_family_package_exports_its_registry_entries():
+    """The original ProMP code's public names (``meta_policy_search.envs.mujoco_envs.
+    HalfCheetahRandDirecEnv``, ...) stay importable, and name exactly the registry's envs."""
+    from meta_policy_search.envs import point_envs
+    from meta_policy_search.envs.registry import MUJOCO_ENV_CLASS_NAMES, POINT_ENV_CLASS_NAMES
+
+    families = [(point_envs, POINT_ENV_CLASS_NAMES)]
+    if importlib.util.find_spec("mujoco"):
+        families.append((importlib.import_module("meta_policy_search.envs.mujoco_envs"),
+                         MUJOCO_ENV_CLASS_NAMES))
+    for package, names in families:
+        assert sorted(package.__all__) == sorted(names), package.__name__
+        for name in names:
+            assert getattr(package, name).__name__ == name
 
 
 def test_importing_envs_does_not_import_mujoco():

@@ -18,7 +18,8 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from meta_policy_search.envs import PointEnvRandGoal, normalize  # noqa: E402
+from meta_policy_search.envs import make_env, normalize  # noqa: E402
+from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal  # noqa: E402
 from meta_policy_search.samplers import (  # noqa: E402
     MetaIterativeEnvExecutor,
     MetaRayEnvExecutor,
@@ -52,8 +53,8 @@ def point_env():
 
 
 def half_cheetah_env():
-    mujoco_envs = pytest.importorskip("meta_policy_search.envs.mujoco_envs")
-    return normalize(mujoco_envs.HalfCheetahRandDirecEnv())
+    pytest.importorskip("mujoco")
+    return normalize(make_env("HalfCheetahRandDirecEnv"))
 
 
 def collect(executor, tasks, policy, phase):
@@ -194,7 +195,7 @@ def test_meta_sampler_ray_end_to_end_with_the_tensorflow_policy():
     paths = {}
     for name, sampler in (
         ("ray", build_sampler(config, normalize(PointEnvRandGoal()), policy, 7)),
-        ("iterative", MetaSampler(normalize(PointEnvRandGoal()), policy, 2, 3, 10, seed=7,
+        ("iterative", MetaSampler(normalize(PointEnvRandGoal()), policy, 2, 10, seed=7,
                                   executor="iterative")),
     ):
         with sampler:
@@ -212,7 +213,7 @@ def test_meta_sampler_ray_end_to_end_with_the_tensorflow_policy():
     np.testing.assert_allclose(paths["ray"][0].agent_infos["mean"].reshape(3, 20, 2)[real],
                                info["mean"][real], rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="contradicts"):
-        MetaSampler(point_env(), policy, 2, 3, 10, parallel=True, executor="iterative")
+        MetaSampler(point_env(), policy, 2, 10, parallel=True, executor="iterative")
 
 
 def test_sweep_runs_each_seed_into_its_own_directory(tmp_path, capsys):

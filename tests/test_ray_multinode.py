@@ -18,7 +18,8 @@ import pytest
 ray = pytest.importorskip("ray")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 
-from meta_policy_search.envs import PointEnvRandGoal, normalize  # noqa: E402
+from meta_policy_search.envs import normalize  # noqa: E402
+from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal  # noqa: E402
 from meta_policy_search.samplers import MetaIterativeEnvExecutor, MetaRayEnvExecutor  # noqa: E402
 from meta_policy_search.samplers.quota import EpisodeQuota  # noqa: E402
 

@@ -29,6 +29,15 @@ def test_training_requirements_leave_out_the_tests_docs_and_linters():
     assert requirement_names("requirements-dev.txt") == set(DEV_ONLY)
 
 
+def test_training_requirements_pin_tensorboard():
+    """tensorflow 2.21 does not require tensorboard, so `make train` must install it for the
+    docs' `tensorboard --logdir data/` to work (tests/test_run_outputs.py reads a run's events
+    with it)."""
+    pins = dict(line.split("==") for line in read("requirements.txt").splitlines()
+                if "==" in line and not line.startswith("#"))
+    assert pins["tensorboard"] == pins["tensorflow"] == "2.21.0"
+
+
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_train_installs_no_dev_requirements_and_make_test_does(tmp_path):
     def dry_run(target: str) -> str:
@@ -53,12 +62,28 @@ def test_citation_cff_cites_the_promp_paper():
     assert "1810.06784" in paper["url"]
 
 
+def test_citation_cff_gives_the_softwares_version_and_release_date():
+    """Version as setup.py and the package say, released on the date CHANGELOG.md gives it."""
+    yaml = pytest.importorskip("yaml")
+    import meta_policy_search
+
+    citation = yaml.safe_load(read("CITATION.cff"))
+    version = re.search(r'version="([^"]+)"', read("setup.py")).group(1)
+    assert str(citation["version"]) == version == meta_policy_search.__version__
+    released = re.search(rf"^## \[{re.escape(version)}\] - (\S+)$", read("CHANGELOG.md"), re.M)
+    assert released is not None, f"CHANGELOG.md has no heading for version {version}"
+    assert str(citation["date-released"]) == released.group(1)
+
+
 def test_license_and_bibtex():
+    """The BibTeX moved from the README to the docs' Citing page, which the README links."""
     license_text = read("LICENSE")
     assert license_text.startswith("MIT License") and "meta_policy_search authors" in license_text
-    readme = read("README.md")
-    bibtex = readme[readme.index("```bibtex"):]
+    citing = read("docs/citing.rst")
+    bibtex = citing[citing.index(".. code-block:: bibtex"):]
     assert "{ProMP}: Proximal Meta-Policy Search" in bibtex and "1810.06784" in bibtex
+    assert "citing" in read("docs/index.rst").split(".. toctree::", 1)[1]
+    assert "docs/citing.rst" in read("README.md")
     assert "## Unreleased" in read("CHANGELOG.md").replace("[Unreleased]", "Unreleased")
 
 

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from meta_policy_search.experiment import paper
+from meta_policy_search.experiment import comparison, paper
 from meta_policy_search.experiment.paper import ReferencePoint
 from meta_policy_search.experiment.registry import ALGORITHMS, algorithm_for_params, get_algorithm
 
@@ -169,21 +169,22 @@ def test_comparison_interpolates_ours_at_the_papers_timesteps(tmp_path):
     seeds = [fake_run(tmp_path / f"s{s}", {**params, "seed": s}, np.arange(100.0) * s, 160_000,
                       itr_time=lambda itr, s=s: s * (1.0 + itr % 2))  # s, 2s, s, 2s, ...
              for s in (1, 2)]
-    curve = reproduce.Curve(get_algorithm("promp"), "HalfCheetahRandDirecEnv",
+    curve = comparison.Curve(get_algorithm("promp"), "HalfCheetahRandDirecEnv",
                             "Step_1-AverageReturn", seeds)
     reference = paper.load_paper_reference()
     # 1e7 steps = 62.5 iterations: itr 61.5 (0-based) interpolated -> 61.5 and 123.
-    mean, std, n = reproduce.ours_at(curve, 1e7)
+    mean, std, n = comparison.ours_at(curve, 1e7)
     assert (mean, std, n) == pytest.approx((92.25, 30.75, 2))
-    assert reproduce.ours_at(curve, 2e7) is None
-    text = reproduce.comparison_markdown([curve], reference, "reproduce.py ...")
-    assert "| HalfCheetahRandDirecEnv | ProMP | fig2 | Step_1-AverageReturn | 1e7 | 195 +- 20 " \
-           "| 92.2 +- 30.8 | 2 | -102.8 | no |" in text
-    assert "not reached yet: HalfCheetahRandDirecEnv ProMP at 2e7" in text
+    assert comparison.ours_at(curve, 2e7) is None
+    text = comparison.comparison_markdown([curve], reference, "reproduce.py ...")
+    assert "| HalfCheetahRandDirecEnv | ProMP | 1e7 | 195 +- 20 | 92.2 +- 30.8 (2) | -102.8 | no |" \
+        in text
+    assert "Every row: fig2, Step_1-AverageReturn." in text  # not a column of the same words
+    assert "| HalfCheetahRandDirecEnv | ProMP | 2e7, 5e7, 1e8 |" in text  # not reached
     assert "ProMP (`promp`) on HalfCheetahRandDirecEnv: seeds 1, 2," in text
     assert "| HalfCheetahRandDirecEnv | ProMP | 1 | 100 | 150 s | 1.5 s (1.0 - 2.0) |" in text
     assert "| HalfCheetahRandDirecEnv | ProMP | 2 | 100 | 300 s | 3.0 s (2.0 - 4.0) |" in text
-    png = reproduce.draw_comparison([curve], reference, ["HalfCheetahRandDirecEnv"],
+    png = comparison.draw_comparison([curve], reference, ["HalfCheetahRandDirecEnv"],
                                     str(tmp_path / "cmp.png"))
     with open(png, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
@@ -238,9 +239,9 @@ def test_tiny_grid_runs_skips_resumes_and_restarts(tmp_path, monkeypatch, capsys
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     with open(os.path.join(out, "reproduction.md")) as f:
         table = f.read()
-    assert "| PointEnvRandGoal | ProMP | figX | Step_1-AverageReturn | 60 | -2 +- 1 |" in table
-    assert "| 2 |" in table  # both seeds reached 60 timesteps
-    assert "not reached yet: PointEnvRandGoal ProMP at 1e9" in table
+    assert "| PointEnvRandGoal | ProMP | 60 | -2 +- 1 |" in table
+    assert "(2) |" in table  # both seeds reached 60 timesteps
+    assert "| PointEnvRandGoal | ProMP | 1e9 |" in table  # not reached
     assert "grid: 2/2 done, 0 running, 0 left" in capsys.readouterr().out
 
     # 2. Again: everything is finished, nothing is launched or written in the runs.
@@ -300,7 +301,7 @@ def test_compare_only_draws_unfinished_runs_and_launches_nothing(tmp_path, monke
     assert reproduce.main(argv) == 0
     assert "0 finished, 0 to resume, 1 to start" in capsys.readouterr().out
     with open(os.path.join(str(tmp_path), "reproduction.md")) as f:
-        assert "| PointEnvRandGoal | ProMP | figX | Step_1-AverageReturn | 60 |" in f.read()
+        assert "| PointEnvRandGoal | ProMP | 60 | -2 +- 1 |" in f.read()
     assert not os.path.exists(os.path.join(run.run_dir, "done.json"))
 
 
@@ -311,11 +312,10 @@ def test_comparison_of_one_seed_and_of_the_other_figures_batch(tmp_path):
               "rollouts_per_meta_task": 20, "max_path_length": 100, "num_inner_grad_steps": 1,
               "n_itr": 63, "sampling_mode": "budget", "seed": 1}
     run = fake_run(tmp_path / "s1", params, np.full(63, 62.5), 160_000)
-    curve = reproduce.Curve(get_algorithm("lvc_vpg"), "HalfCheetahRandDirecEnv",
+    curve = comparison.Curve(get_algorithm("lvc_vpg"), "HalfCheetahRandDirecEnv",
                             "Step_1-AverageReturn", [run])
-    text = reproduce.comparison_markdown([curve], paper.load_paper_reference(), "reproduce.py ...")
-    assert "| LVC-VPG | fig2 | Step_1-AverageReturn | 1e7 | 90 +- 20 | 62.5 | 1 | -27.5 | no |" \
-        in text  # one seed: no "+- 0.0"
+    text = comparison.comparison_markdown([curve], paper.load_paper_reference(), "reproduce.py ...")
+    assert "| LVC-VPG | 1e7 | 90 +- 20 | 62.5 (1) | -27.5 | no |" in text  # one seed: no "+- 0.0"
     assert "fig3" not in text and "4.5e7" not in text  # the variance study's points are not ours
     assert "on HalfCheetahRandDirecEnv: seed 1," in text
 
@@ -328,17 +328,108 @@ def test_comparison_rows_are_grouped_by_env(tmp_path):
                   "sampling_mode": "budget", "seed": 1}
         per_itr = 40 * 20 * horizon * 2
         run = fake_run(tmp_path / name, params, np.full(70, 100.0), per_itr)
-        return reproduce.Curve(get_algorithm(algo), env, "Step_1-AverageReturn", [run])
+        return comparison.Curve(get_algorithm(algo), env, "Step_1-AverageReturn", [run])
 
     curves = [curve("promp", "HalfCheetahRandDirecEnv", 100, "a"),
               curve("promp", "HopperRandParamsEnv", 200, "b"),
               curve("trpo_maml", "HalfCheetahRandDirecEnv", 100, "c")]
-    text = reproduce.comparison_markdown(curves, paper.load_paper_reference(), "reproduce.py ...")
+    text = comparison.comparison_markdown(curves, paper.load_paper_reference(), "reproduce.py ...")
     detail = text[text.index("## Every paper value the runs reach"):]
     rows = [line.split("|")[1:3] for line in detail.splitlines() if line.startswith("| ")][1:]
     assert [(env.strip(), algo.strip()) for env, algo in rows][:3] == [
         ("HalfCheetahRandDirecEnv", "ProMP"), ("HalfCheetahRandDirecEnv", "MAML-TRPO"),
         ("HopperRandParamsEnv", "ProMP")]
+
+
+def drawn_reference_x(ax):
+    """The x of every paper point drawn in a panel (error-bar containers)."""
+    return sorted(float(x) for container in ax.containers for x in container.lines[0].get_xdata())
+
+
+def test_reached_view_ends_where_the_runs_end_and_names_the_later_points(tmp_path):
+    """Runs to 1e7 fill a tenth of an axis to 1e8: the reached view ends at the runs' end, draws
+    the paper's points up to there and names the later ones; the full view keeps them all."""
+    params = {"algo": "promp", "env": "HalfCheetahRandDirecEnv", "meta_batch_size": 40,
+              "rollouts_per_meta_task": 20, "max_path_length": 100, "num_inner_grad_steps": 1,
+              "n_itr": 63, "sampling_mode": "budget", "seed": 1}
+    run = fake_run(tmp_path / "s1", params, np.linspace(0.0, 180.0, 63), 160_000)
+    curve = comparison.Curve(get_algorithm("promp"), "HalfCheetahRandDirecEnv",
+                             "Step_1-AverageReturn", [run])
+    reference = paper.load_paper_reference()
+    reached = comparison.comparison_figure([curve], reference, ["HalfCheetahRandDirecEnv"],
+                                           view="reached")
+    full = comparison.comparison_figure([curve], reference, ["HalfCheetahRandDirecEnv"],
+                                        view="full")
+    (ax_reached,), (ax_full,) = reached.axes, full.axes
+    assert ax_reached.get_xlim() == pytest.approx((0.0, 63 * 160_000 * comparison.REACH_MARGIN))
+    assert drawn_reference_x(ax_reached) == [1e7]
+    assert [t.get_text() for t in ax_reached.texts] == ["paper also at 2e7, 5e7, 1e8 (full view)"]
+    assert ax_full.get_xlim()[1] > 1e8
+    assert drawn_reference_x(ax_full) == [1e7, 2e7, 5e7, 1e8]
+    assert not ax_full.texts
+    with pytest.raises(ValueError, match="view 'wide': expected one of reached, full"):
+        comparison.comparison_figure([curve], reference, ["HalfCheetahRandDirecEnv"], view="wide")
+
+
+def test_long_horizon_grid_gives_the_later_points_and_promps_lead(tmp_path, monkeypatch, capsys):
+    """A grid to 1e8 (``--compare_only``, nothing launched): its table gives 2e7, 5e7 and 1e8
+    with the 95% interval, "not reached" where the runs are short, and ProMP's lead."""
+    out = str(tmp_path / "grid_1e8")
+    runs = reproduce.plan_runs([("promp", "HalfCheetahRandDirecEnv", (1, 2, 3)),
+                                ("trpo_maml", "HalfCheetahRandDirecEnv", (1, 2, 3))], 1e8, out, [])
+    assert {run.n_itr for run in runs} == {625}  # 625 x 160k = 1e8
+    for run in runs:
+        seed = run.params["seed"]
+        if run.algo.name == "promp":  # all 625 iterations: itr 124 is 2e7, 624 is 1e8
+            fake_run(run.run_dir, run.params, 0.5 * np.arange(625) + seed, 160_000)
+        else:  # 200 iterations: 3.2e7
+            fake_run(run.run_dir, run.params, 0.25 * np.arange(200) + seed, 160_000)
+    monkeypatch.setattr(reproduce, "LocalLauncher", NoLauncher)
+    assert reproduce.main(["--compare_only", "--timesteps", "1e8", "--out", out]) == 0
+    assert "0 finished, 0 to resume, 6 to start" in capsys.readouterr().out
+    for name in reproduce.COMPARISON_FILES:
+        assert os.path.getsize(os.path.join(out, name)) > 0
+    with open(os.path.join(out, "reproduction.md")) as f:
+        text = f.read()
+    later = text[text.index("## The paper's later points, to 1e8 timesteps"):
+                 text.index("## Every paper value the runs reach")]
+    # promp at 2e7: 62 + seed -> 64.0 +- 1.0, t(0.975, 2) x 1 / sqrt(3) = 2.48
+    assert "| HalfCheetahRandDirecEnv | ProMP | 2e7 | 245 +- 15 | 3 | 64.0 +- 1.0 | [61.5, 66.5] " \
+           "| no |" in later
+    assert "| HalfCheetahRandDirecEnv | ProMP | 1e8 | 307 +- 10 | 3 | 314.0 +- 1.0 | " \
+           "[311.5, 316.5] | no |" in later
+    assert "| HalfCheetahRandDirecEnv | MAML-TRPO | 2e7 | 175 +- 15 | 3 | 33.0 +- 1.0 |" in later
+    for step, paper_value in (("5e7", "215 +- 10"), ("1e8", "255 +- 10")):
+        assert (f"| HalfCheetahRandDirecEnv | MAML-TRPO | {step} | {paper_value} | 0 | not reached "
+                "(3 seeds, the furthest at 3.2e7) | | |") in later
+    assert "- HalfCheetahRandDirecEnv at 2e7: ProMP's lead over MAML-TRPO +31.0 (paper +70); " \
+           "95% CIs [61.5, 66.5] and [30.5, 35.5]: separate: yes" in later
+    assert "at 1e8: ProMP's lead" not in later  # MAML-TRPO has not reached it
+    # a grid to 1e7 has no such table: its later points are listed as not reached
+    assert "later points" not in comparison.comparison_markdown(
+        reproduce.load_curves(runs), paper.load_paper_reference(), "reproduce.py ...", 1e7)
+
+
+def test_reached_table_has_a_figure_column_only_when_figures_differ(tmp_path):
+    params = {"algo": "promp", "env": "PointEnvRandGoal", "meta_batch_size": 2,
+              "rollouts_per_meta_task": 2, "max_path_length": 5, "num_inner_grad_steps": 1,
+              "n_itr": 10, "sampling_mode": "budget", "seed": 1}
+    run = fake_run(tmp_path / "s1", params, np.full(10, -5.0), 40)
+    curve = comparison.Curve(get_algorithm("promp"), "PointEnvRandGoal", "Step_1-AverageReturn",
+                             [run])
+
+    def point(figure, timesteps):
+        return ReferencePoint(figure, "PointEnvRandGoal", "ProMP", "Step_1-AverageReturn",
+                              timesteps, -4.0, 1.0)
+
+    one = comparison.comparison_markdown([curve], [point("figA", 100)], "reproduce.py ...")
+    assert "| env | algorithm | timesteps | paper | ours (seeds) | ours - paper | within |" in one
+    assert "Every row: figA, Step_1-AverageReturn." in one
+    assert "| PointEnvRandGoal | ProMP | 100 | -4 +- 1 | -5.0 (1) | -1.0 | yes |" in one
+    two = comparison.comparison_markdown([curve], [point("figA", 100), point("figB", 200)],
+                                         "reproduce.py ...")
+    assert "| env | algorithm | figure | timesteps |" in two
+    assert "| PointEnvRandGoal | ProMP | figB | 200 |" in two and "Every row" not in two
 
 
 # ---------------------------------------------------------------------------- mixed-seed grids
@@ -374,10 +465,10 @@ def test_grid_merges_product_and_cells_and_discovers_runs(tmp_path):
 
 
 def test_confidence_interval_is_the_t_interval_of_the_mean():
-    mean, std, half = reproduce.confidence_interval([1.0, 2.0, 3.0])
+    mean, std, half = comparison.confidence_interval([1.0, 2.0, 3.0])
     assert (mean, std) == (2.0, 1.0)
     assert half == pytest.approx(4.303 / np.sqrt(3))  # t(0.975, 2)
-    assert reproduce.confidence_interval([5.0]) is None
+    assert comparison.confidence_interval([5.0]) is None
 
 
 def test_summary_lists_every_paper_cell_with_not_run():
@@ -388,14 +479,14 @@ def test_summary_lists_every_paper_cell_with_not_run():
     runs = [plot.LoggedRun(f"s{i}", {"n_timesteps": np.array([0.0, 200.0]),
                                      "Step_1-AverageReturn": np.array([0.0, 2.0 * v])}, {})
             for i, v in enumerate((9.0, 10.0, 11.0))]
-    curve = reproduce.Curve(get_algorithm("promp"), "PointEnvRandGoal", "Step_1-AverageReturn",
+    curve = comparison.Curve(get_algorithm("promp"), "PointEnvRandGoal", "Step_1-AverageReturn",
                             runs)
-    old = reproduce.SUMMARY_TIMESTEPS
-    reproduce.SUMMARY_TIMESTEPS = 100
+    old = comparison.SUMMARY_TIMESTEPS
+    comparison.SUMMARY_TIMESTEPS = 100
     try:
-        lines = reproduce.summary_markdown([curve], [point, other])
+        lines = comparison.summary_markdown([curve], [point, other])
     finally:
-        reproduce.SUMMARY_TIMESTEPS = old
+        comparison.SUMMARY_TIMESTEPS = old
     (promp,) = [line for line in lines if "| ProMP |" in line]
     (trpo,) = [line for line in lines if "| MAML-TRPO |" in line]
     assert "| 3 | 10.0 +- 1.0 | [7.5, 12.5] | yes |" in promp

@@ -188,6 +188,8 @@ class PointPolicy:
     def __init__(self, meta_batch_size: int) -> None:
         from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 
+        self.meta_batch_size = meta_batch_size
+
         rng = np.random.default_rng(0)
         self.sampling_policy = NumpyGaussianMLP({
             "W0": rng.normal(size=(meta_batch_size, 2, 2)).astype(np.float32),
@@ -209,7 +211,7 @@ def test_stopped_worker_fails_after_the_automatic_timeout(monkeypatch):
 
     monkeypatch.setattr(worker_pool, "AUTO_TIMEOUT_FLOOR", 2.0)
     sampler = MetaSampler(make_env("PointEnvRandGoal"), PointPolicy(2), rollouts_per_meta_task=2,
-                          meta_batch_size=2, max_path_length=5, executor="parallel",
+                          max_path_length=5, executor="parallel",
                           n_parallel=2, timeout=AUTO_TIMEOUT)
     try:
         sampler.update_tasks()

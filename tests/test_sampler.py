@@ -269,7 +269,7 @@ def test_killed_worker_raises_quickly(when):
 
 def test_meta_sampler_state_round_trip_and_counters():
     def make(parallel=False):
-        return MetaSampler(TinyEnv(), DuckPolicy(3), 2, 3, H, seed=11, parallel=parallel,
+        return MetaSampler(TinyEnv(), DuckPolicy(3), 2, H, seed=11, parallel=parallel,
                            n_parallel=2 if parallel else None)
 
     with make() as sampler:
@@ -294,7 +294,7 @@ def test_meta_sampler_logs_env_time(monkeypatch):
 
     logged = {}
     monkeypatch.setattr(logger, "logkv", lambda key, value: logged.__setitem__(key, value))
-    sampler = MetaSampler(TinyEnv(), DuckPolicy(2), 2, 2, H)
+    sampler = MetaSampler(TinyEnv(), DuckPolicy(2), 2, H)
     with pytest.raises(RuntimeError, match="update_tasks"):
         sampler.obtain_samples()
     sampler.update_tasks()
@@ -360,21 +360,27 @@ def test_exec_times_split_policy_and_env_time(sampling_mode):
     assert 0 < times.policy_seconds < real_steps * STEP_DELAY / 2
 
 
+def _with_task_count(policy, meta_batch_size):
+    """``policy`` claiming ``meta_batch_size`` tasks (the sampler reads its task count there)."""
+    policy.meta_batch_size = meta_batch_size
+    return policy
+
+
 @pytest.mark.parametrize(
     "kwargs, match",
     [
         (dict(rollouts_per_meta_task=0), "rollouts_per_meta_task"),
-        (dict(meta_batch_size=-1), "meta_batch_size"),
+        (dict(policy=_with_task_count(DuckPolicy(2), 0)), "policy.meta_batch_size must be a positive"),
+        (dict(policy=_with_task_count(DuckPolicy(2), None)), "policy.meta_batch_size .* got None"),
         (dict(max_path_length=2.5), "max_path_length"),
         (dict(envs_per_task=3), "envs_per_task=3 exceeds"),
         (dict(envs_per_task=0), "envs_per_task"),
         (dict(seed=-2), "seed"),
         (dict(policy=DuckPolicy(2, obs_dim=3)), "obs_dim=3"),
-        (dict(policy=DuckPolicy(5)), "meta_batch_size=5"),
     ],
 )
 def test_meta_sampler_validates_arguments(kwargs, match):
-    args = dict(env=TinyEnv(), policy=DuckPolicy(2), rollouts_per_meta_task=2, meta_batch_size=2,
+    args = dict(env=TinyEnv(), policy=DuckPolicy(2), rollouts_per_meta_task=2,
                 max_path_length=H)
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
@@ -401,11 +407,12 @@ def test_executor_validates_policy_tasks_and_worker_count():
 
 
 def test_point_env_parallel_matches_iterative():
-    from meta_policy_search.envs import PointEnvRandGoal, normalize
+    from meta_policy_search.envs import normalize
+    from meta_policy_search.envs.point_envs.point_env_rand_goal import PointEnvRandGoal
 
     policy = DuckPolicy(4, 2, 2, seed=3)
     samplers = [
-        MetaSampler(normalize(PointEnvRandGoal(), 1.0), policy, 3, 4, 10, seed=5, parallel=p)
+        MetaSampler(normalize(PointEnvRandGoal(), 1.0), policy, 3, 10, seed=5, parallel=p)
         for p in (False, True)
     ]
     paths = []
@@ -424,16 +431,16 @@ def test_point_env_parallel_matches_iterative():
 
 
 def test_half_cheetah_rollouts():
-    mujoco_envs = pytest.importorskip("meta_policy_search.envs.mujoco_envs")
-    from meta_policy_search.envs import normalize
+    pytest.importorskip("mujoco")
+    from meta_policy_search.envs import make_env, normalize
 
-    env = normalize(mujoco_envs.HalfCheetahRandDirecEnv())
+    env = normalize(make_env("HalfCheetahRandDirecEnv"))
     obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
     with MetaIterativeEnvExecutor(env, 2, 2, 5, seed=0, quota=EpisodeQuota(2)) as ex:
         ex.set_tasks([-1.0, 1.0])
         paths = ex.collect(make_policy(2, obs_dim, act_dim, hidden=(8,)), 0)
     assert paths.observations.shape == (2, 2, 5, obs_dim) and paths.mask.min() == 1
-    replay = normalize(mujoco_envs.HalfCheetahRandDirecEnv())
+    replay = normalize(make_env("HalfCheetahRandDirecEnv"))
     replay.set_task(1.0)
     obs, _ = replay.reset(seed=episode_randomness(0, 0, 1, 1, 5, act_dim)[0])
     for h in range(5):
@@ -477,7 +484,7 @@ def test_with_the_tensorflow_meta_policy():
     from meta_policy_search.policies import MetaGaussianMLPPolicy
 
     policy = MetaGaussianMLPPolicy(3, 2, 1, hidden_sizes=(8,), seed=0)
-    with MetaSampler(TinyEnv(), policy, 2, 3, H, seed=1) as sampler:
+    with MetaSampler(TinyEnv(), policy, 2, H, seed=1) as sampler:
         sampler.update_tasks()
         paths = sampler.obtain_samples()
     _, info = policy.get_actions(paths.observations.reshape(3, 2 * H, 2))

@@ -69,10 +69,10 @@ def test_unpacked_batch_keeps_the_padded_rows():
 
 
 ALGOS = {
-    "ProMP": lambda p: ProMP(p, inner_lr=0.3, meta_batch_size=T, num_inner_grad_steps=1,
+    "ProMP": lambda p: ProMP(p, inner_lr=0.3, num_inner_grad_steps=1,
                              init_inner_kl_penalty=0.1, clip_eps=0.2),
-    "TRPO-MAML-LL": lambda p: TRPOMAML(p, 0.3, T, 1, inner_type="log_likelihood"),
-    "TRPO-MAML-DiCE": lambda p: TRPOMAML(p, 0.3, T, 1, inner_type="dice"),
+    "TRPO-MAML-LL": lambda p: TRPOMAML(p, inner_lr=0.3, num_inner_grad_steps=1, inner_type="log_likelihood"),
+    "TRPO-MAML-DiCE": lambda p: TRPOMAML(p, inner_lr=0.3, num_inner_grad_steps=1, inner_type="dice"),
 }
 
 
@@ -102,7 +102,7 @@ def test_xla_runs_on_the_packed_layout():
     for jit in (True, False):
         policy = MetaGaussianMLPPolicy(T, OBS, ACT, hidden_sizes=(4,), init_std=0.8, seed=1,
                                        dtype=tf.float64)
-        algo = TRPOMAML(policy, 0.3, T, 1, inner_type="dice", jit_compile=jit)
+        algo = TRPOMAML(policy, inner_lr=0.3, num_inner_grad_steps=1, inner_type="dice", jit_compile=jit)
         if jit:
             batches = algo._check_all_samples(samples)
             assert all(batch.row_target is not None for batch in batches)
@@ -130,9 +130,9 @@ def test_a_task_subset_of_a_packed_batch_scatters_its_own_rows():
 
 
 MINIBATCH_ALGOS = {
-    "ProMP": lambda p: ProMP(p, inner_lr=0.3, meta_batch_size=T, num_inner_grad_steps=1,
+    "ProMP": lambda p: ProMP(p, inner_lr=0.3, num_inner_grad_steps=1,
                              init_inner_kl_penalty=0.1, clip_eps=0.2, num_minibatches=2),
-    "PPO-MAML": lambda p: PPOMAML(p, inner_lr=0.3, meta_batch_size=T, num_inner_grad_steps=1,
+    "PPO-MAML": lambda p: PPOMAML(p, inner_lr=0.3, num_inner_grad_steps=1,
                                   num_minibatches=2),
 }
 

@@ -94,8 +94,9 @@ class FakeProcessor:
 class FakeAlgo:
     """Counts outer steps in a tf.Variable, so checkpoints carry TF state."""
 
-    def __init__(self, calls: list) -> None:
+    def __init__(self, calls: list, num_inner_grad_steps: int = 1) -> None:
         self.calls = calls
+        self.num_inner_grad_steps = num_inner_grad_steps
         self.step = tf.Variable(0.0)
         self.inner_lr = tf.Variable([0.1, 0.2])
 
@@ -151,13 +152,12 @@ class FakeEnv:
 def make_trainer(tmp_path, n_itr, num_inner_grad_steps=1, checkpoint=True, seed=0, **kw):
     calls: list = []
     trainer = Trainer(
-        algo=FakeAlgo(calls),
+        algo=FakeAlgo(calls, num_inner_grad_steps),
         env=FakeEnv(seed),
         sampler=FakeSampler(calls, seed),
         sample_processor=FakeProcessor(calls),
         policy=FakePolicy(calls),
         n_itr=n_itr,
-        num_inner_grad_steps=num_inner_grad_steps,
         checkpoint_dir=str(tmp_path / "checkpoints") if checkpoint else None,
         **kw,
     )
@@ -344,12 +344,16 @@ def test_callback_can_stop_training(log_dir):
     assert calls.count("update_tasks") == 2
 
 
-@pytest.mark.parametrize(
-    "kwargs", [{"n_itr": -1}, {"n_itr": 2, "start_itr": -3}, {"n_itr": 2, "num_inner_grad_steps": 1.5}]
-)
+@pytest.mark.parametrize("kwargs", [
+    {"n_itr": -1}, {"n_itr": 2, "start_itr": -3},
+    {"n_itr": 2, "algo": FakeAlgo([], num_inner_grad_steps=1.5)},
+    {"n_itr": 2, "algo": None},
+])
 def test_trainer_rejects_bad_counts(kwargs):
+    """The Trainer checks its counts and reads the inner steps from the algorithm."""
+    kwargs = {"algo": FakeAlgo([]), **kwargs}
     with pytest.raises(ValueError, match="non-negative integer"):
-        Trainer(algo=None, env=None, sampler=None, sample_processor=None, policy=None, **kwargs)
+        Trainer(env=None, sampler=None, sample_processor=None, policy=None, **kwargs)
 
 
 def _trackables(value: float):
@@ -409,12 +413,12 @@ def test_dice_algorithm_needs_a_processor_with_adjusted_rewards():
     from meta_policy_search.samplers import DiceSampleProcessor, MetaSampleProcessor
 
     policy = MetaGaussianMLPPolicy(T, 1, 1, hidden_sizes=(2,), seed=0)
-    algo = TRPOMAML(policy, meta_batch_size=T, inner_type="dice")
+    algo = TRPOMAML(policy, inner_type="dice")
     with pytest.raises(ValueError, match="MetaSampleProcessor computes none: use a DiceSampleProcessor"):
         Trainer(algo, FakeEnv(), None, MetaSampleProcessor(ZeroBaseline()), policy, n_itr=1)
     Trainer(algo, FakeEnv(), None, DiceSampleProcessor(ZeroBaseline(), max_path_length=H), policy,
             n_itr=1)
-    lvc = TRPOMAML(policy, meta_batch_size=T, inner_type="likelihood_ratio")
+    lvc = TRPOMAML(policy, inner_type="likelihood_ratio")
     Trainer(lvc, FakeEnv(), None, MetaSampleProcessor(ZeroBaseline()), policy, n_itr=1)
 
 

@@ -104,7 +104,7 @@ def check_humanoid_env(n_episodes: int = 20, n_steps: int = 200, seed: int = 0) 
         model fields that differ (expected none); the largest change our ``set_task`` makes to a
         direction; and the file our env class came from.
     """
-    from meta_policy_search.envs.mujoco_envs import HumanoidRandDirec2DEnv
+    from meta_policy_search.envs.mujoco_envs.humanoid_rand_direc_2d import HumanoidRandDirec2DEnv
 
     ours = HumanoidRandDirec2DEnv()
     standalone = OriginalHumanoidRandDirec2DEnv()

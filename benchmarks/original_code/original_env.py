@@ -223,7 +223,7 @@ def check_env(n_episodes: int = 10, n_steps: int = 100, seed: int = 0) -> dict[s
         Max absolute differences ``obs``, ``reward`` and ``reward_run``, the number of compared
         steps, and the file our env class came from.
     """
-    from meta_policy_search.envs.mujoco_envs import HalfCheetahRandDirecEnv
+    from meta_policy_search.envs.mujoco_envs.half_cheetah_rand_direc import HalfCheetahRandDirecEnv
 
     ours = HalfCheetahRandDirecEnv()
     standalone = OriginalHalfCheetahRandDirecEnv()

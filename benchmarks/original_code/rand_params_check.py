@@ -36,9 +36,9 @@ def check_rand_params_env(env_name: str, n_episodes: int = 20, n_steps: int = 20
         fields that differ (expected none), the task round trip's max relative change, and the
         file our env class came from.
     """
-    from meta_policy_search.envs import mujoco_envs
+    from meta_policy_search.envs.registry import env_class
 
-    our_class = getattr(mujoco_envs, env_name)
+    our_class = env_class(env_name)
     ours = our_class()
     standalone = STANDALONE_ENVS[env_name]()
     ours_file = sys.modules[our_class.__module__].__file__

@@ -92,16 +92,15 @@ def train(n_itr: int = 30, seed: int = 1) -> list[tuple[float, float]]:
         init_std=0.1, seed=seed,
     )
     sampler = MetaSampler(
-        env=env, policy=policy, rollouts_per_meta_task=10, meta_batch_size=meta_batch_size,
-        max_path_length=horizon, parallel=False, seed=seed,
+        env=env, policy=policy, rollouts_per_meta_task=10, max_path_length=horizon,
+        parallel=False, seed=seed,
     )
     processor = MetaSampleProcessor(baseline=LinearFeatureBaseline(), discount=0.99)
     # Ten times the paper's outer learning rate, to learn within 30 iterations. At that rate
     # training stays stable with the original class's settings (clip range 0.2, an adaptive
     # inner KL penalty from 0.01), not with the paper's (0.3, a fixed penalty of 5e-4).
-    algo = ProMP(policy=policy, inner_lr=0.1, meta_batch_size=meta_batch_size,
-                 num_inner_grad_steps=1, learning_rate=1e-2, clip_eps=0.2,
-                 init_inner_kl_penalty=1e-2, adaptive_inner_kl_penalty=True)
+    algo = ProMP(policy=policy, inner_lr=0.1, num_inner_grad_steps=1, learning_rate=1e-2,
+                 clip_eps=0.2, init_inner_kl_penalty=1e-2, adaptive_inner_kl_penalty=True)
 
     returns: list[tuple[float, float]] = []
 
@@ -110,7 +109,7 @@ def train(n_itr: int = 30, seed: int = 1) -> list[tuple[float, float]]:
         print(f"itr {itr}: return before {returns[-1][0]:.1f}, after one step {returns[-1][1]:.1f}")
 
     Trainer(algo=algo, env=env, sampler=sampler, sample_processor=processor, policy=policy,
-            n_itr=n_itr, num_inner_grad_steps=1, callbacks=[record]).train()
+            n_itr=n_itr, callbacks=[record]).train()
     return returns
 
 

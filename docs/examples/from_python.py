@@ -32,14 +32,15 @@ def build(meta_batch_size: int, seed: int) -> tuple[Any, ...]:
         meta_batch_size=meta_batch_size, obs_dim=env.observation_space.shape[0],
         action_dim=env.action_space.shape[0], hidden_sizes=(32, 32), seed=seed,
     )
-    sampler = MetaSampler(env=env, policy=policy, meta_batch_size=meta_batch_size,
-                          rollouts_per_meta_task=10, max_path_length=50,
+    # The sampler and the algorithm read the number of tasks from the policy.
+    sampler = MetaSampler(env=env, policy=policy, rollouts_per_meta_task=10, max_path_length=50,
                           parallel=False, seed=seed)
     processor = MetaSampleProcessor(baseline=LinearFeatureBaseline(), discount=0.99)
-    # The paper's ProMP settings (also the class's defaults), spelled out.
-    algo = ProMP(policy=policy, inner_lr=0.1, meta_batch_size=meta_batch_size,
-                 num_inner_grad_steps=1, learning_rate=1e-2, num_ppo_steps=5, clip_eps=0.3,
-                 init_inner_kl_penalty=5e-4, adaptive_inner_kl_penalty=False)
+    # The paper's ProMP settings (also the class's defaults), spelled out; the Trainer takes
+    # the number of inner steps from the algorithm.
+    algo = ProMP(policy=policy, inner_lr=0.1, num_inner_grad_steps=1, learning_rate=1e-2,
+                 num_ppo_steps=5, clip_eps=0.3, init_inner_kl_penalty=5e-4,
+                 adaptive_inner_kl_penalty=False)
     return env, policy, sampler, processor, algo
 
 
@@ -51,7 +52,7 @@ def train(run_dir: str, n_itr: int = 20, seed: int = 1) -> None:
     logger.configure(dir=run_dir, format_strs=("csv",))  # run_dir/progress.csv
     env, policy, sampler, processor, algo = build(meta_batch_size=10, seed=seed)
     Trainer(algo=algo, env=env, sampler=sampler, sample_processor=processor, policy=policy,
-            n_itr=n_itr, num_inner_grad_steps=1,
+            n_itr=n_itr,
             checkpoint_dir=os.path.join(run_dir, "checkpoints")).train()
     sampler.close()
 

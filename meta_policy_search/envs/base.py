@@ -1,17 +1,96 @@
-"""The :class:`MetaEnv` protocol: a gymnasium env with a distribution over tasks."""
+"""The :class:`MetaEnv` protocol, a gymnasium env with a distribution over tasks, and its batched
+form :class:`BatchedMetaEnv`, many copies stepped as whole arrays.
+
+Each built-in env writes its reward, termination and observation once, over a batch of ``k``
+rows; its gymnasium ``step`` is the case ``k = 1`` and its ``make_batched`` steps ``num_envs``
+copies with the same methods (:mod:`meta_policy_search.envs.point_envs.base`,
+:mod:`meta_policy_search.envs.mujoco_envs.common`).
+"""
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
 
 from meta_policy_search.types import PathBatch, Task
 
-if TYPE_CHECKING:
-    from meta_policy_search.envs.batched.base import BatchedMetaEnv
+
+class BatchedStep(NamedTuple):
+    """What :meth:`BatchedMetaEnv.step` returns for ``k`` stepped envs.
+
+    Attributes:
+        observations: ``[k, obs_dim]`` float64.
+        rewards: ``[k]`` float64.
+        dones: ``[k]`` bool: the episode terminated (or the env truncated it).
+        infos: info name -> ``[k]`` float64, the same keys (in the same order) every step.
+    """
+
+    observations: np.ndarray
+    rewards: np.ndarray
+    dones: np.ndarray
+    infos: dict[str, np.ndarray]
+
+
+class BatchedMetaEnv:
+    """``num_envs`` copies of a MetaEnv, each with its own task and episode.
+
+    The rollout loop (:mod:`meta_policy_search.samplers.rollout`) steps one of these. Contract,
+    checked against the single env by ``tests/test_batched_envs.py``: for the same task, reset
+    seed and actions, env ``i`` returns the same observations, rewards, termination flags and
+    info values (the scalar-number entries of the single env's info, in the same key order) as
+    the single env's ``reset(seed=...)`` and ``step``.
+
+    Args:
+        num_envs: number of env copies, positive.
+        observation_space: the single env's observation space (1-D box).
+        action_space: the single env's action space (1-D box); actions are given in its units.
+    """
+
+    def __init__(self, num_envs: int, observation_space: Any, action_space: Any) -> None:
+        self.num_envs = int(num_envs)
+        self.observation_space = observation_space
+        self.action_space = action_space
+
+    def set_tasks(self, tasks: Sequence[Task]) -> None:
+        """Set ``tasks[i]`` on env ``i`` (``len(tasks) == num_envs``).
+
+        Raises:
+            ValueError: on a wrong number of tasks or a task the single env rejects.
+        """
+        raise NotImplementedError
+
+    def reset(self, indices: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
+        """Start a new episode in the envs ``indices`` (ascending), as ``reset(seed=seeds[k])``.
+
+        Returns:
+            ``[len(indices), obs_dim]`` float64 first observations.
+        """
+        raise NotImplementedError
+
+    def step(self, indices: np.ndarray, actions: np.ndarray) -> BatchedStep:
+        """Step the envs ``indices`` (ascending, each reset before) with ``actions[k]``.
+
+        Args:
+            indices: ``[k]`` int env indices.
+            actions: ``[k, act_dim]`` actions in the action space's units.
+
+        Raises:
+            ValueError: if an env's info lacks a key that its earlier steps had.
+        """
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the envs' resources."""
+
+
+def check_num_tasks(tasks: Sequence[Task], num_envs: int) -> None:
+    """Raise a ValueError unless there is one task per env."""
+    if len(tasks) != num_envs:
+        raise ValueError(f"expected one task per env ({num_envs}), got {len(tasks)}")
 
 
 class MetaEnv(gym.Env):
@@ -103,7 +182,7 @@ class MetaEnv(gym.Env):
             num_envs: number of env copies, positive.
 
         Returns:
-            A :class:`~meta_policy_search.envs.batched.BatchedMetaEnv` whose env ``i`` behaves
+            A :class:`BatchedMetaEnv` whose env ``i`` behaves
             like a copy of this env (same task semantics, reset noise and steps), or ``None``.
         """
         return None
@@ -126,14 +205,14 @@ _reported: set[type] = set()
 
 def unreproduced_overrides(cls: type) -> list[str]:
     """The stepping methods a user subclass overrides that its library parent's batched form
-    would silently skip.
+    might not reproduce.
 
     Walks ``cls``'s method resolution order down to the first class of this library: every
     method, property or class attribute that is callable, defined by a class on the way and also
-    defined by the library class (``step``, ``reset``, ``set_task``, a reward or termination
-    hook, ...) counts, except :data:`SAFE_OVERRIDES`, dunder methods and the ``batched_*`` hooks of
-    the MuJoCo envs (they shape the batched form only). A class on the way that defines
-    ``make_batched`` declares its own batched form, and nothing counts.
+    defined by the library class (``step``, ``reset``, ``set_task``, a reward, observation or
+    termination method, ...) counts, except :data:`SAFE_OVERRIDES` and dunder methods. A class
+    on the way that defines ``make_batched`` declares that its batched form reproduces it (its
+    maths is written over rows, as the library's), and nothing counts.
 
     Args:
         cls: an env class.
@@ -151,9 +230,8 @@ def unreproduced_overrides(cls: type) -> list[str]:
         if "make_batched" in klass.__dict__:
             return []
         for name, value in klass.__dict__.items():
-            if (name in SAFE_OVERRIDES or name.startswith("batched_")
-                    or (name.startswith("__") and name.endswith("__"))):
-                continue  # batched_* hooks shape only the batched form itself
+            if name in SAFE_OVERRIDES or (name.startswith("__") and name.endswith("__")):
+                continue
             stepping = callable(value) or isinstance(value, (property, staticmethod, classmethod))
             if stepping and hasattr(library, name):
                 names.add(name)
@@ -164,10 +242,12 @@ def batched_form(env: object, num_envs: int) -> BatchedMetaEnv | None:
     """``env.make_batched(num_envs)``, unless ``env``'s class changes what that batched form
     reproduces.
 
-    A user subclass of a library env that overrides ``step``, ``reset``, its reward or
-    termination (see :func:`unreproduced_overrides`) is never served by the parent's batched
-    form: it gets ``None`` (its copies are stepped one at a time, running its own code), and the
-    log says so once per class.
+    A user subclass of a library env that overrides ``step``, ``reset``, its reward, observation
+    or termination (see :func:`unreproduced_overrides`) is not served by the parent's batched
+    form unless it defines ``make_batched`` itself: it gets ``None`` (its copies are stepped one
+    at a time, running its own code), and the log says so once per class. The batched forms
+    call the env's own row methods, so such a subclass keeps its results either way; the
+    declaration guards against a method written for one row only.
 
     Args:
         env: a MetaEnv (or a wrapper with ``make_batched``).
@@ -185,9 +265,9 @@ def batched_form(env: object, num_envs: int) -> BatchedMetaEnv | None:
         if cls not in _reported:
             _reported.add(cls)
             _log.warning(
-                "%s overrides %s, which the batched form of its library parent is not written to "
-                "reproduce: its copies are stepped one at a time (define make_batched to give it "
-                "a batched form of its own)",
+                "%s overrides %s, which the batched form of its library parent may not "
+                "reproduce: its copies are stepped one at a time (define make_batched to declare "
+                "a batched form, e.g. the parent's if the overrides are written over rows)",
                 cls.__qualname__, ", ".join(overrides),
             )
         return None

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, SupportsFloat, cast
+from typing import Any, SupportsFloat, cast
 
 import gymnasium as gym
 import numpy as np
 
-from meta_policy_search.envs.base import MetaEnv, batched_form
+from meta_policy_search.envs.base import BatchedMetaEnv, MetaEnv, batched_form
+from meta_policy_search.envs.batched.base import NormalizedBatchedEnv
 from meta_policy_search.types import PathBatch, Task
-
-if TYPE_CHECKING:
-    from meta_policy_search.envs.batched.base import BatchedMetaEnv
 
 
 class NormalizedEnv(gym.Wrapper, MetaEnv):
@@ -85,8 +83,6 @@ class NormalizedEnv(gym.Wrapper, MetaEnv):
         inner = batched_form(self.env, num_envs)
         if inner is None:
             return None
-        from meta_policy_search.envs.batched.base import NormalizedBatchedEnv
-
         return NormalizedBatchedEnv(inner, self.action_space, self.action)
 
 

@@ -16,8 +16,13 @@ from typing import Any, SupportsFloat, cast
 import gymnasium as gym
 import numpy as np
 
-from meta_policy_search.envs.base import MetaEnv, batched_form
-from meta_policy_search.envs.batched.base import BatchedMetaEnv, BatchedStep, check_num_tasks
+from meta_policy_search.envs.base import (
+    BatchedMetaEnv,
+    BatchedStep,
+    MetaEnv,
+    batched_form,
+    check_num_tasks,
+)
 from meta_policy_search.types import PathBatch, Task
 
 

@@ -1,8 +1,9 @@
-"""Build any meta-environment from its class name: :func:`make_env`.
+"""The built-in envs, one entry each (:data:`BUILT_IN_ENVS`), and :func:`make_env`, which builds
+any meta-environment by name.
 
 A built-in env is named by its class name; a user env by ``package.module:ClassName``
-(:mod:`~meta_policy_search.envs.env_spec`). The MuJoCo envs are imported only when one of them
-is requested, so the point envs (and this module) work without MuJoCo.
+(:mod:`~meta_policy_search.envs.env_spec`). An env's module is imported only when it is built, so
+the point envs (and this module) work without MuJoCo.
 """
 
 from __future__ import annotations
@@ -19,46 +20,69 @@ from meta_policy_search.envs.env_spec import (
     load_env_class,
     suggest_spec,
 )
-from meta_policy_search.envs.point_envs import POINT_ENV_CLASSES
 
-MUJOCO_ENVS_MODULE = "meta_policy_search.envs.mujoco_envs"
-"""Module that exports the MuJoCo meta-env classes (imported lazily)."""
+POINT_ENVS_PACKAGE = "meta_policy_search.envs.point_envs"
+MUJOCO_ENVS_PACKAGE = "meta_policy_search.envs.mujoco_envs"
 
-POINT_ENV_CLASS_NAMES: tuple[str, ...] = tuple(cls.__name__ for cls in POINT_ENV_CLASSES)
-"""Names of the pure-numpy point envs."""
+BUILT_IN_ENVS: dict[str, str] = {
+    "PointEnvRandGoal": f"{POINT_ENVS_PACKAGE}.point_env_rand_goal",
+    "MetaPointEnvCorner": f"{POINT_ENVS_PACKAGE}.corner_envs",
+    "MetaPointEnvMomentum": f"{POINT_ENVS_PACKAGE}.corner_envs",
+    "MetaPointEnvWalls": f"{POINT_ENVS_PACKAGE}.walls_env",
+    "HalfCheetahRandDirecEnv": f"{MUJOCO_ENVS_PACKAGE}.half_cheetah_rand_direc",
+    "HalfCheetahRandVelEnv": f"{MUJOCO_ENVS_PACKAGE}.half_cheetah_rand_vel",
+    "AntRandDirecEnv": f"{MUJOCO_ENVS_PACKAGE}.ant_rand_direc",
+    "AntRandDirec2DEnv": f"{MUJOCO_ENVS_PACKAGE}.ant_rand_direc_2d",
+    "AntRandGoalEnv": f"{MUJOCO_ENVS_PACKAGE}.ant_rand_goal",
+    "HumanoidRandDirecEnv": f"{MUJOCO_ENVS_PACKAGE}.humanoid_rand_direc",
+    "HumanoidRandDirec2DEnv": f"{MUJOCO_ENVS_PACKAGE}.humanoid_rand_direc_2d",
+    "Walker2DRandDirecEnv": f"{MUJOCO_ENVS_PACKAGE}.walker2d_rand_direc",
+    "Walker2DRandVelEnv": f"{MUJOCO_ENVS_PACKAGE}.walker2d_rand_vel",
+    "SwimmerRandVelEnv": f"{MUJOCO_ENVS_PACKAGE}.swimmer_rand_vel",
+    "HopperRandParamsEnv": f"{MUJOCO_ENVS_PACKAGE}.hopper_rand_params",
+    "Walker2DRandParamsEnv": f"{MUJOCO_ENVS_PACKAGE}.walker2d_rand_params",
+}
+"""Every built-in env: class name -> the module that defines it (imported when the env is built).
+Adding an env to the suite is one module plus one line here (and its horizon in the paper
+configs, see :doc:`/contributing`)."""
 
-MUJOCO_ENV_CLASS_NAMES: tuple[str, ...] = (
-    "HalfCheetahRandDirecEnv",
-    "HalfCheetahRandVelEnv",
-    "AntRandDirecEnv",
-    "AntRandDirec2DEnv",
-    "AntRandGoalEnv",
-    "HumanoidRandDirecEnv",
-    "HumanoidRandDirec2DEnv",
-    "Walker2DRandDirecEnv",
-    "Walker2DRandVelEnv",
-    "SwimmerRandVelEnv",
-    "HopperRandParamsEnv",
-    "Walker2DRandParamsEnv",
-)
-"""Names of the MuJoCo meta-envs exported by :data:`MUJOCO_ENVS_MODULE`."""
-
-ENV_CLASS_NAMES: tuple[str, ...] = POINT_ENV_CLASS_NAMES + MUJOCO_ENV_CLASS_NAMES
+ENV_CLASS_NAMES: tuple[str, ...] = tuple(BUILT_IN_ENVS)
 """Every built-in env class name :func:`make_env` accepts (it also accepts Meta-World benchmark
 names and user envs given as ``package.module:ClassName``)."""
+
+POINT_ENV_CLASS_NAMES: tuple[str, ...] = tuple(
+    name for name, module in BUILT_IN_ENVS.items() if module.startswith(POINT_ENVS_PACKAGE + ".")
+)
+"""Names of the pure-numpy point envs."""
+
+MUJOCO_ENV_CLASS_NAMES: tuple[str, ...] = tuple(
+    name for name, module in BUILT_IN_ENVS.items() if module.startswith(MUJOCO_ENVS_PACKAGE + ".")
+)
+"""Names of the MuJoCo meta-envs (their modules import MuJoCo)."""
 
 METAWORLD_NAME_PREFIXES = ("ML1-", "ML10")
 """Names starting with these go to :mod:`meta_policy_search.envs.metaworld_envs` (imported lazily:
 Meta-World is an optional install), e.g. ``'ML1-reach-v3'`` or ``'ML10'``."""
 
 
-def _lookup_mujoco(name: str) -> type[MetaEnv] | None:
-    """Return the MetaEnv class ``name`` of the MuJoCo envs module, or ``None`` if it has none."""
-    module = importlib.import_module(MUJOCO_ENVS_MODULE)
+def env_class(name: str) -> type[MetaEnv]:
+    """The class of the built-in env ``name``, importing its module.
+
+    Args:
+        name: a key of :data:`BUILT_IN_ENVS`.
+
+    Raises:
+        ValueError: if ``name`` is not a built-in env, or its module does not define a MetaEnv
+            class of that name.
+        ImportError: if the module cannot be imported (e.g. MuJoCo is not installed).
+    """
+    if name not in BUILT_IN_ENVS:
+        raise ValueError(f"{name!r} is not a built-in env; valid names: {', '.join(BUILT_IN_ENVS)}")
+    module = importlib.import_module(BUILT_IN_ENVS[name])
     cls = getattr(module, name, None)
-    if isinstance(cls, type) and issubclass(cls, MetaEnv):
-        return cls
-    return None
+    if not (isinstance(cls, type) and issubclass(cls, MetaEnv)):
+        raise ValueError(f"{module.__name__} does not define a MetaEnv class {name!r}")
+    return cls
 
 
 def make_env(name: str, **kwargs: Any) -> MetaEnv:
@@ -92,14 +116,8 @@ def make_env(name: str, **kwargs: Any) -> MetaEnv:
         env = load_env_class(name)(**kwargs)
         check_env_instance(env, name)
         return cast(MetaEnv, env)  # duck-typed: follows the protocol, may not subclass MetaEnv
-    point_classes = {cls.__name__: cls for cls in POINT_ENV_CLASSES}
-    if name in point_classes:
-        return point_classes[name](**kwargs)
-    if name in MUJOCO_ENV_CLASS_NAMES:
-        cls = _lookup_mujoco(name)
-        if cls is None:
-            raise ValueError(f"{MUJOCO_ENVS_MODULE} does not export a MetaEnv class {name!r}")
-        return cls(**kwargs)
+    if name in BUILT_IN_ENVS:
+        return env_class(name)(**kwargs)
     if name.startswith(METAWORLD_NAME_PREFIXES):
         from meta_policy_search.envs.metaworld_envs import make_metaworld_env
 

@@ -79,7 +79,6 @@ def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any
         env=env,
         policy=policy,
         rollouts_per_meta_task=config.rollouts_per_meta_task,
-        meta_batch_size=config.meta_batch_size,
         max_path_length=resolved_horizon(config),
         envs_per_task=config.envs_per_task,
         n_parallel=config.n_parallel,

@@ -35,6 +35,7 @@ from meta_policy_search.experiment.configs import (  # noqa: F401 - RESUME_CHANG
     validate_config,
 )
 from meta_policy_search.experiment.paper import paper_overrides
+from meta_policy_search.experiment.script_help import DefaultsOnceHelpFormatter, run_script_epilog
 from meta_policy_search.utils.serialization import atomic_write_json
 
 
@@ -213,7 +214,8 @@ def make_parser(config_cls: type, description: str | None = None) -> argparse.Ar
     """
     parser = argparse.ArgumentParser(
         description=plain_text(description or config_cls.__doc__ or ""),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        epilog=run_script_epilog(),
+        formatter_class=DefaultsOnceHelpFormatter,
     )
     parser.add_argument("--config_file", help="JSON file of config overrides")
     parser.add_argument(
@@ -229,9 +231,18 @@ def make_parser(config_cls: type, description: str | None = None) -> argparse.Ar
             f"--{field.name}",
             default=argparse.SUPPRESS,
             metavar=field.name.upper(),
-            help=f"{plain_text(docs.get(field.name, ''))} (default: {default!r})".replace("%", "%%"),
+            help=_flag_help(field.name, docs.get(field.name, ""), default),
         )
     return parser
+
+
+def _flag_help(name: str, doc: str, default: Any) -> str:
+    """A run-script flag's help: its field docstring and default; ``--env`` also points to the
+    list of environments after the flags (the docstring names only a few)."""
+    text = plain_text(doc)
+    if name == "env":
+        text += " Every name: the list after the flags."
+    return f"{text} (default: {default!r})".replace("%", "%%")
 
 
 @dataclasses.dataclass(frozen=True)

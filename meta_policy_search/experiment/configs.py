@@ -22,8 +22,12 @@ from typing import Any
 
 from meta_policy_search.choices import EXPLORATION_TYPES, HVP_APPROACHES
 from meta_policy_search.experiment.paper import env_horizons
-from meta_policy_search.meta_algos import inner_step_settings  # standard library only
+from meta_policy_search.meta_algos import (  # standard library only
+    inner_step_settings,
+    outer_step_settings,
+)
 from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS as INNER_STEP
+from meta_policy_search.meta_algos.inner_step_settings import MAML_INNER_TYPE
 from meta_policy_search.samplers.quota import (  # standard library only
     DEFAULT_SAMPLING_MODE,
     SAMPLING_MODES,
@@ -207,7 +211,7 @@ class PPOMAMLConfig(MetaRLConfig):
     """Minibatches (split over tasks) per PPO step."""
     clip_eps: float = 0.3
     """Clip range of the outer surrogate (ProMP's)."""
-    inner_type: str = "log_likelihood"
+    inner_type: str = MAML_INNER_TYPE
     """Inner objective: ``log_likelihood`` (MAML) or ``likelihood_ratio`` (LVC: ProMP without
     its inner KL penalty)."""
 
@@ -218,7 +222,7 @@ class TRPOMAMLConfig(MetaRLConfig):
 
     step_size: float = 0.01
     """TRPO trust region: maximum mean KL of the outer step."""
-    inner_type: str = "log_likelihood"
+    inner_type: str = MAML_INNER_TYPE
     """Inner objective: ``log_likelihood`` (MAML), ``likelihood_ratio`` (LVC) or ``dice``."""
     exploration: bool = False
     """Add E-MAML's exploration term."""
@@ -239,7 +243,7 @@ class VPGMAMLConfig(MetaRLConfig):
 
     learning_rate: float = 1e-3
     """Adam learning rate of the outer step."""
-    inner_type: str = "log_likelihood"
+    inner_type: str = MAML_INNER_TYPE
     """Inner objective: ``log_likelihood`` (MAML) or ``likelihood_ratio`` (LVC)."""
     exploration: bool = False
     """Add E-MAML's exploration term."""
@@ -337,7 +341,8 @@ FIELD_RULES: dict[str, Rule] = {
     "clip_eps": _positive(),
     "target_inner_step": _positive(),
     "init_inner_kl_penalty": Rule(lambda v: v >= 0, "a finite number >= 0"),
-    "anneal_factor": _positive(),
+    "anneal_factor": Rule(outer_step_settings.is_anneal_factor,
+                          outer_step_settings.ANNEAL_FACTOR_ALLOWED),
     "step_size": _positive(),
     "exploration_type": _one_of(EXPLORATION_TYPES),
     "hvp_approach": _one_of(HVP_APPROACHES),

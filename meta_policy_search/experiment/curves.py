@@ -2,15 +2,18 @@
 
 The library part of ``experiments/plot.py``, shared with ``experiments/reproduce.py``. Every
 ``progress.csv`` below the given directories is a run. Runs whose ``params.json`` agree on
-everything except the seed and the output directory are seeds of one configuration
-(:func:`group_runs`); :func:`aggregate` averages them row by row (iteration by iteration,
-truncated to the shortest run). :func:`reference_points` finds the paper's values of a run
-(``paper_reference.csv``, through the algorithm's legend name in the registry).
+everything except the seed, the output directory and the settings that leave results alone are
+seeds of one configuration (:func:`group_runs`), compared in today's spelling so that runs of
+older versions join them (:func:`normalized_params`); :func:`aggregate` averages them row by row
+(iteration by iteration, truncated to the shortest run). :func:`reference_points` finds the
+paper's values of a run (``paper_reference.csv``, through the algorithm's legend name in the
+registry).
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 import os
@@ -21,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from meta_policy_search.experiment.config_parsing import upgrade_legacy_params
 from meta_policy_search.experiment.configs import RESUME_CHANGEABLE
 from meta_policy_search.experiment.paper import (
     FIGURE_BATCHES,
@@ -30,10 +34,32 @@ from meta_policy_search.experiment.paper import (
 )
 from meta_policy_search.experiment.registry import algorithm_for_params
 
-IGNORED_PARAMS = ("seed", *sorted(RESUME_CHANGEABLE - {"n_itr"}))
-"""``params.json`` keys that do not distinguish configurations: the seed, and the settings a
-``--resume`` may change because they leave the results alone (output path, log formats,
-executor, timeouts, ...). ``n_itr`` does distinguish: a longer run is another curve."""
+IGNORED_PARAMS = ("seed", "paper_config", "paper_config_entry",
+                  *sorted(RESUME_CHANGEABLE - {"n_itr"}))
+"""``params.json`` keys that do not distinguish configurations: the seed; ``paper_config`` and
+``paper_config_entry``, which record how the settings were chosen (the settings themselves are
+in ``params.json``, so two runs with the same settings are one configuration however they got
+them); and the settings a ``--resume`` may change because they leave the results alone (output
+path, log formats, executor, timeouts, ...). ``n_itr`` does distinguish: a longer run is another
+curve."""
+
+MISSING_PARAMS_MEAN: dict[str, Any] = {
+    "oracle": False,  # no oracle env existed before the field
+    "first_order": False,  # the meta-gradient was second order
+    "jit_compile": False,  # nothing was compiled with XLA
+    "sampling_mode": "rollouts",  # the sampler took exactly rollouts_per_meta_task episodes
+    # Read only with exploration true; every committed E-MAML run records it, so a file that
+    # lacks it is a run without the term (an E-MAML run older than the field would need its
+    # commit to tell which form it used).
+    "exploration_type": "original",
+    "hvp_approach": "gauss_newton",  # TRPO's products of the KL: Gauss-Newton, or before it
+    # double backprop, which gives the same product at the old parameters
+}
+"""Config fields that ``params.json`` files of older versions lack, and the value that reproduces
+what those versions ran (the behaviour before the field existed). Keys that older files lack and
+that do not distinguish configurations are in :data:`IGNORED_PARAMS`; the old ``parallel``
+switch is renamed by
+:func:`~meta_policy_search.experiment.config_parsing.upgrade_legacy_params`."""
 
 
 
@@ -156,21 +182,61 @@ def draw_reference(ax: Any, points: Sequence[ReferencePoint], color: Any,
                     capsize=3, label=label)
 
 
+def normalized_params(params: dict) -> dict:
+    """A ``params.json`` in today's spelling, for comparing runs of different versions.
+
+    ``parallel`` becomes ``executor``
+    (:func:`~meta_policy_search.experiment.config_parsing.upgrade_legacy_params`), and a field
+    of the run's algorithm that the file lacks gets the value of :data:`MISSING_PARAMS_MEAN`
+    (``oracle`` missing is ``oracle`` false). A file without a registered ``algo`` (e.g. the
+    original code's runs) is returned as it is.
+
+    Returns:
+        A new dict; ``params`` is not changed.
+    """
+    algorithm = algorithm_for_params(params)
+    if algorithm is None:
+        return dict(params)
+    values = upgrade_legacy_params(params)
+    fields = {field.name for field in dataclasses.fields(algorithm.config_cls)}
+    for key, value in MISSING_PARAMS_MEAN.items():
+        if key in fields:
+            values.setdefault(key, value)
+    return values
+
+
 def config_key(run: LoggedRun) -> str:
-    """The grouping key: ``params.json`` without seed and output path (or the run's path)."""
+    """The grouping key: :func:`normalized_params` without the :data:`IGNORED_PARAMS` (or the
+    run's path when it has no ``params.json``)."""
     if not run.params:
         return "path:" + run.path
-    params = {k: v for k, v in run.params.items() if k not in IGNORED_PARAMS}
+    params = {k: v for k, v in normalized_params(run.params).items() if k not in IGNORED_PARAMS}
     return json.dumps(params, sort_keys=True)
+
+
+def algorithm_label(params: dict) -> str:
+    """A run's algorithm as the registry names it (``lvc_vpg`` for a ``vpg_maml`` run with the
+    LVC inner objective), else its ``algo`` (``'run'`` if none)."""
+    algorithm = algorithm_for_params(params)
+    return algorithm.name if algorithm is not None else str(params.get("algo", "run"))
+
+
+def varying_keys(param_sets: Sequence[dict]) -> list[str]:
+    """The keys whose values differ between ``param_sets`` (normalized ``params.json`` files),
+    leaving out :data:`IGNORED_PARAMS`, ``algo`` and ``env``; sorted."""
+    keys = {k for params in param_sets for k in params} - set(IGNORED_PARAMS) - {"algo", "env"}
+    return sorted(k for k in keys
+                  if len({json.dumps(params.get(k), sort_keys=True) for params in param_sets}) > 1)
 
 
 def group_runs(runs: Sequence[LoggedRun]) -> dict[str, list[LoggedRun]]:
     """Group runs by :func:`config_key` and name each group.
 
-    A group's label is its ``algo`` and ``env`` plus ``key=value`` for every parameter that
-    differs between groups of the same algorithm (parameters only some algorithms have, such as
-    ProMP's ``clip_eps``, say nothing new next to the algorithm's name); groups without
-    ``params.json`` are labelled by their path.
+    A group's label is its algorithm (:func:`algorithm_label`) and ``env`` plus ``key=value``
+    for every setting that differs between the groups of the same algorithm and env
+    (:func:`varying_keys`): the paper's per-env settings, or an algorithm's own fields, say
+    nothing new next to the algorithm's and the env's name. Groups without ``params.json`` are
+    labelled by their path.
 
     Returns:
         Label -> runs (seeds) of that configuration, in first-seen order.
@@ -178,23 +244,22 @@ def group_runs(runs: Sequence[LoggedRun]) -> dict[str, list[LoggedRun]]:
     groups: dict[str, list[LoggedRun]] = {}
     for run in runs:
         groups.setdefault(config_key(run), []).append(run)
-    param_sets = [g[0].params for g in groups.values() if g[0].params]
-    all_keys = sorted({k for p in param_sets for k in p} - set(IGNORED_PARAMS) - {"algo", "env"})
-    varying = []
-    for key in all_keys:
-        for algo in {p.get("algo") for p in param_sets}:
-            same_algo = [p for p in param_sets if p.get("algo") == algo]
-            if len({json.dumps(p.get(key)) for p in same_algo}) > 1:
-                varying.append(key)
-                break
+    params_of = {key: normalized_params(runs_of_group[0].params)
+                 for key, runs_of_group in groups.items()}
+
+    def same_cell(params: dict) -> list[dict]:
+        cell = (algorithm_label(params), params.get("env"))
+        return [other for other in params_of.values()
+                if other and (algorithm_label(other), other.get("env")) == cell]
+
     labelled = {}
-    for runs_of_group in groups.values():
-        params = runs_of_group[0].params
+    for key, runs_of_group in groups.items():
+        params = params_of[key]
         if not params:
             label = runs_of_group[0].path
         else:
-            parts = [str(params.get("algo", "run")), str(params.get("env", ""))]
-            parts += [f"{k}={params.get(k)}" for k in varying]
+            parts = [algorithm_label(params), str(params.get("env", ""))]
+            parts += [f"{k}={params.get(k)}" for k in varying_keys(same_cell(params))]
             label = " ".join(p for p in parts if p)
         while label in labelled:
             label += "'"

@@ -66,6 +66,7 @@ from meta_policy_search.experiment.run_checks import (  # noqa: F401 - re-export
     exit_with_config_error,
     make_run_dir,
 )
+from meta_policy_search.experiment.run_console import announce_run_dir
 from meta_policy_search.experiment.run_lock import acquire_run_lock
 from meta_policy_search.utils.quiet_tf import import_tensorflow
 
@@ -78,15 +79,14 @@ def inner_step_arguments(config: MetaRLConfig) -> dict[str, Any]:
         config: any algorithm's config.
 
     Returns:
-        ``inner_lr``, ``meta_batch_size``, ``num_inner_grad_steps``,
-        ``trainable_inner_step_size``, ``first_order`` and ``jit_compile`` from ``config``
+        ``inner_lr``, ``num_inner_grad_steps``, ``trainable_inner_step_size``,
+        ``first_order`` and ``jit_compile`` from ``config``
         (checked when the config was parsed, by
         :class:`~meta_policy_search.meta_algos.inner_step_settings.InnerStepSettings`'s check;
         the algorithm stores them as that class).
     """
     return dict(
         inner_lr=config.inner_lr,
-        meta_batch_size=config.meta_batch_size,
         num_inner_grad_steps=config.num_inner_grad_steps,
         trainable_inner_step_size=config.trainable_inner_step_size,
         first_order=config.first_order,
@@ -265,6 +265,9 @@ def run_experiment(
     """Parse the command line, build everything, train, and return the run directory.
 
     Seeds TensorFlow's global generator (``tf.random.set_seed``): this is script-level code.
+    Prints the run directory and the commands that resume, plot and meta-test it when training
+    starts and when it ends, also on an error
+    (:func:`~meta_policy_search.experiment.run_console.announce_run_dir`).
 
     Args:
         config_cls: the script's config dataclass.
@@ -308,9 +311,15 @@ def run_experiment(
         )
         return prepared.config.dump_path
     assert run_lock is not None
+    run_dir = prepared.config.dump_path
+    announce_run_dir(run_dir, algo_name, "resumed" if prepared.parsed.resume else "started")
+    finished = False
     try:
-        return _train(prepared, algo_name, make_algo, make_sample_processor, make_callbacks)
+        run_dir = _train(prepared, algo_name, make_algo, make_sample_processor, make_callbacks)
+        finished = True
+        return run_dir
     finally:
+        announce_run_dir(run_dir, algo_name, "finished" if finished else "stopped before the end")
         run_lock.release()
 
 
@@ -353,7 +362,6 @@ def _train(
         sample_processor=make_sample_processor(config),
         policy=policy,
         n_itr=config.n_itr,
-        num_inner_grad_steps=config.num_inner_grad_steps,
         checkpoint_dir=checkpoint_dir,
         max_nonfinite_outer_steps=config.max_nonfinite_outer_steps,
         callbacks=build_callbacks(config, make_callbacks),

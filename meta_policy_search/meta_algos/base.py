@@ -60,16 +60,15 @@ class MAMLAlgo(tf.Module):
     :attr:`optimizer`, built on :meth:`meta_loss`, which the default :meth:`optimize_policy`
     runs and :meth:`checkpoint_state` saves (or override :meth:`optimize_policy`).
 
-    The inner-step settings (all but ``meta_batch_size``) are checked and stored as
+    The inner-step settings are checked and stored as
     :attr:`inner_step`, an
     :class:`~meta_policy_search.meta_algos.inner_step_settings.InnerStepSettings`, which holds
     their defaults.
 
     Args:
-        policy: the meta-policy; its ``meta_batch_size`` is the number of tasks ``T``.
+        policy: the meta-policy; its ``meta_batch_size`` is the number of tasks ``T`` (the
+            algorithm reads it there: :attr:`meta_batch_size`).
         inner_lr: initial inner step size ``alpha`` (one per parameter element).
-        meta_batch_size: number of tasks ``T``; ``None``: the policy's. If given it must equal
-            the policy's ``meta_batch_size``.
         num_inner_grad_steps: number of inner steps ``K >= 0``; ``K = 0`` is plain policy
             optimisation on the task mixture (the *pretrained* baseline of the MAML paper).
         trainable_inner_step_size: meta-learn ``alpha`` with the outer optimizer (Meta-SGD).
@@ -82,8 +81,7 @@ class MAMLAlgo(tf.Module):
             :data:`~meta_policy_search.choices.EXPLORATION_TYPES`.
 
     Raises:
-        ValueError: naming every invalid inner-step setting, or if ``meta_batch_size`` differs
-            from the policy's.
+        ValueError: naming every invalid inner-step setting.
     """
 
     optimizer: OuterOptimizer | None = None
@@ -98,7 +96,6 @@ class MAMLAlgo(tf.Module):
         self,
         policy: MetaGaussianMLPPolicy,
         inner_lr: float = DEFAULTS.inner_lr,
-        meta_batch_size: int | None = None,
         num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
         trainable_inner_step_size: bool = DEFAULTS.trainable_inner_step_size,
         inner_type: str = DEFAULTS.inner_type,
@@ -116,11 +113,6 @@ class MAMLAlgo(tf.Module):
             first_order=first_order,
             jit_compile=jit_compile,
         )
-        if meta_batch_size is not None and policy.meta_batch_size != meta_batch_size:
-            raise ValueError(
-                f"meta_batch_size={meta_batch_size} differs from the policy's "
-                f"meta_batch_size={policy.meta_batch_size}"
-            )
         self.policy = policy
         self.exploration = bool(exploration)
         self.exploration_type = check_exploration_type(exploration_type)

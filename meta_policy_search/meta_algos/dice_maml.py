@@ -43,7 +43,6 @@ class DICEMAML(VPGMAML):
         self,
         policy: MetaGaussianMLPPolicy,
         inner_lr: float = DEFAULTS.inner_lr,
-        meta_batch_size: int | None = None,
         max_path_length: int = 100,
         num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
         learning_rate: float = 1e-3,
@@ -55,7 +54,6 @@ class DICEMAML(VPGMAML):
         super().__init__(
             policy,
             inner_lr=inner_lr,
-            meta_batch_size=meta_batch_size,
             num_inner_grad_steps=num_inner_grad_steps,
             learning_rate=learning_rate,
             inner_type="dice",

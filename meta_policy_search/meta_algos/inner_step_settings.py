@@ -100,4 +100,13 @@ def invalid_settings(values: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
 
 DEFAULTS = InnerStepSettings()
 """The default settings: ``DEFAULTS.inner_lr`` is the default of every ``inner_lr`` argument
-and config field, and so on."""
+and config field, and so on; ``DEFAULTS.inner_type`` (LVC) is ProMP's, see
+:data:`MAML_INNER_TYPE` for the others."""
+
+MAML_INNER_TYPE = "log_likelihood"
+"""The default ``inner_type`` of the algorithms named after MAML (TRPO-MAML, VPG-MAML,
+PPO-MAML) and of their configs: MAML's own inner objective. The original ProMP code's classes
+defaulted to ``likelihood_ratio``, but its MAML and E-MAML run scripts
+(``run_scripts/maml_run_mujoco.py``, ``e-maml_run_mujoco.py``) always passed
+``log_likelihood``, and the paper's MAML-TRPO, E-MAML and MAML-VPG curves use it; LVC-VPG and
+LVC-TRPO are these algorithms with ``inner_type='likelihood_ratio'``."""

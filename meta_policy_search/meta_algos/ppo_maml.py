@@ -13,7 +13,7 @@ import tensorflow as tf
 from meta_policy_search.meta_algos.base import MAMLAlgo
 from meta_policy_search.meta_algos.batch import TensorBatch
 from meta_policy_search.meta_algos.forward import AdaptationChain, post_update_surrogate
-from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS, MAML_INNER_TYPE
 from meta_policy_search.optimizers import MinibatchAdamOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 
@@ -53,13 +53,12 @@ class PPOMAML(MAMLAlgo):
         self,
         policy: MetaGaussianMLPPolicy,
         inner_lr: float = DEFAULTS.inner_lr,
-        meta_batch_size: int | None = None,
         num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
         learning_rate: float = 1e-3,
         num_ppo_steps: int = 5,
         num_minibatches: int = 1,
         clip_eps: float = 0.3,
-        inner_type: str = "log_likelihood",
+        inner_type: str = MAML_INNER_TYPE,
         trainable_inner_step_size: bool = DEFAULTS.trainable_inner_step_size,
         first_order: bool = DEFAULTS.first_order,
         jit_compile: bool = DEFAULTS.jit_compile,
@@ -67,7 +66,6 @@ class PPOMAML(MAMLAlgo):
         super().__init__(
             policy,
             inner_lr=inner_lr,
-            meta_batch_size=meta_batch_size,
             num_inner_grad_steps=num_inner_grad_steps,
             trainable_inner_step_size=trainable_inner_step_size,
             inner_type=inner_type,

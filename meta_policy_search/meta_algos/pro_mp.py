@@ -15,6 +15,7 @@ from meta_policy_search.meta_algos.forward import (
     post_update_surrogate,
 )
 from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS
+from meta_policy_search.meta_algos.outer_step_settings import ANNEAL_FACTOR_ALLOWED, is_anneal_factor
 from meta_policy_search.optimizers import MinibatchAdamOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
@@ -71,7 +72,6 @@ class ProMP(MAMLAlgo):
         self,
         policy: MetaGaussianMLPPolicy,
         inner_lr: float = DEFAULTS.inner_lr,
-        meta_batch_size: int | None = None,
         num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
         learning_rate: float = 1e-3,
         num_ppo_steps: int = 5,
@@ -88,7 +88,6 @@ class ProMP(MAMLAlgo):
         super().__init__(
             policy,
             inner_lr=inner_lr,
-            meta_batch_size=meta_batch_size,
             num_inner_grad_steps=num_inner_grad_steps,
             trainable_inner_step_size=trainable_inner_step_size,
             inner_type="likelihood_ratio",
@@ -97,8 +96,8 @@ class ProMP(MAMLAlgo):
         )
         if not clip_eps > 0:
             raise ValueError(f"clip_eps must be > 0, got {clip_eps!r}")
-        if not 0 < anneal_factor <= 1:
-            raise ValueError(f"anneal_factor must be in (0, 1], got {anneal_factor!r}")
+        if not is_anneal_factor(anneal_factor):
+            raise ValueError(f"anneal_factor must be {ANNEAL_FACTOR_ALLOWED}, got {anneal_factor!r}")
         if init_inner_kl_penalty < 0:
             raise ValueError(f"init_inner_kl_penalty must be >= 0, got {init_inner_kl_penalty!r}")
         self.clip_eps = float(clip_eps)

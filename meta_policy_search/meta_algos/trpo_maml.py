@@ -9,7 +9,7 @@ import tensorflow as tf
 from meta_policy_search.meta_algos.base import MAMLAlgo
 from meta_policy_search.meta_algos.batch import TensorBatch
 from meta_policy_search.meta_algos.forward import mean_kl
-from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS, MAML_INNER_TYPE
 from meta_policy_search.optimizers import ConjugateGradientOptimizer, Constraint
 from meta_policy_search.policies.distributions import DistInfo
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
@@ -33,7 +33,9 @@ class TRPOMAML(MAMLAlgo):
 
     Args:
         step_size: the KL trust region.
-        inner_type: ``'likelihood_ratio'`` (LVC), ``'log_likelihood'`` (MAML) or ``'dice'``.
+        inner_type: ``'log_likelihood'`` (MAML, the default, as the original's MAML run
+            scripts: :data:`~meta_policy_search.meta_algos.inner_step_settings.MAML_INNER_TYPE`),
+            ``'likelihood_ratio'`` (LVC-TRPO) or ``'dice'``.
         exploration: add E-MAML's pre-update sampling term (E-MAML-TRPO).
         exploration_type: ``'original'`` (the original ProMP code's term) or ``'emaml_paper'``
             (see :meth:`MAMLAlgo.exploration_loss`).
@@ -68,10 +70,9 @@ class TRPOMAML(MAMLAlgo):
         self,
         policy: MetaGaussianMLPPolicy,
         inner_lr: float = DEFAULTS.inner_lr,
-        meta_batch_size: int | None = None,
         num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
         step_size: float = 0.01,
-        inner_type: str = DEFAULTS.inner_type,
+        inner_type: str = MAML_INNER_TYPE,
         exploration: bool = False,
         trainable_inner_step_size: bool = DEFAULTS.trainable_inner_step_size,
         first_order: bool = DEFAULTS.first_order,
@@ -83,7 +84,6 @@ class TRPOMAML(MAMLAlgo):
         super().__init__(
             policy,
             inner_lr=inner_lr,
-            meta_batch_size=meta_batch_size,
             num_inner_grad_steps=num_inner_grad_steps,
             trainable_inner_step_size=trainable_inner_step_size,
             inner_type=inner_type,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from meta_policy_search.meta_algos.base import MAMLAlgo
-from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS, MAML_INNER_TYPE
 from meta_policy_search.optimizers import MinibatchAdamOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 
@@ -20,8 +20,9 @@ class VPGMAML(MAMLAlgo):
 
     Args:
         learning_rate: Adam learning rate.
-        inner_type: ``'likelihood_ratio'`` (LVC-VPG), ``'log_likelihood'`` (VPG-MAML) or
-            ``'dice'``.
+        inner_type: ``'log_likelihood'`` (VPG-MAML, the default:
+            :data:`~meta_policy_search.meta_algos.inner_step_settings.MAML_INNER_TYPE`),
+            ``'likelihood_ratio'`` (LVC-VPG) or ``'dice'``.
         exploration: add E-MAML's pre-update sampling term (E-MAML-VPG).
         exploration_type: ``'original'`` (the original ProMP code's term) or ``'emaml_paper'``
             (see :meth:`MAMLAlgo.exploration_loss`).
@@ -32,10 +33,9 @@ class VPGMAML(MAMLAlgo):
         self,
         policy: MetaGaussianMLPPolicy,
         inner_lr: float = DEFAULTS.inner_lr,
-        meta_batch_size: int | None = None,
         num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
         learning_rate: float = 1e-3,
-        inner_type: str = DEFAULTS.inner_type,
+        inner_type: str = MAML_INNER_TYPE,
         exploration: bool = False,
         trainable_inner_step_size: bool = DEFAULTS.trainable_inner_step_size,
         first_order: bool = DEFAULTS.first_order,
@@ -46,7 +46,6 @@ class VPGMAML(MAMLAlgo):
         super().__init__(
             policy,
             inner_lr=inner_lr,
-            meta_batch_size=meta_batch_size,
             num_inner_grad_steps=num_inner_grad_steps,
             trainable_inner_step_size=trainable_inner_step_size,
             inner_type=inner_type,

@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Self
 
-from meta_policy_search.envs.batched.base import BatchedMetaEnv, make_batched_env
+from meta_policy_search.envs.base import BatchedMetaEnv
+from meta_policy_search.envs.batched.base import make_batched_env
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.samplers.paths import CompactPaths
 from meta_policy_search.samplers.quota import EpisodeQuota, SamplingQuota, StepBudget

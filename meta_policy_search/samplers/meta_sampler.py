@@ -123,12 +123,12 @@ class MetaSampler:
     Args:
         env: the :class:`~meta_policy_search.envs.MetaEnv` (possibly wrapped in ``normalize``);
             its task RNG is seeded with ``seed`` here and the executor works on copies.
-        policy: a meta-policy with ``get_sampling_policy() -> NumpyGaussianMLP``; if it has
-            ``obs_dim``, ``action_dim`` or ``meta_batch_size`` attributes they are checked
-            against the env and the sampler.
+        policy: a meta-policy with ``get_sampling_policy() -> NumpyGaussianMLP`` and
+            ``meta_batch_size``, ``T``, the tasks per meta-batch (the sampler reads it there);
+            if it has ``obs_dim`` or ``action_dim`` attributes they are checked against the
+            env.
         rollouts_per_meta_task: ``R``, episodes per task and phase (``'budget'`` mode: each
             task's budget is ``R x H`` real steps).
-        meta_batch_size: ``T``, tasks per meta-batch.
         max_path_length: ``H``, steps per episode at most.
         envs_per_task: env copies per task (``None`` means ``R``: one wave); ``R`` episodes take
             ``ceil(R / envs_per_task)`` waves (``'budget'`` mode: each copy runs episodes back
@@ -177,7 +177,6 @@ class MetaSampler:
         env: Any,
         policy: Any,
         rollouts_per_meta_task: int,
-        meta_batch_size: int,
         max_path_length: int,
         envs_per_task: int | None = None,
         parallel: bool | None = None,
@@ -199,7 +198,8 @@ class MetaSampler:
         self.rollouts_per_meta_task = check_positive_int(
             "rollouts_per_meta_task", rollouts_per_meta_task
         )
-        self.meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
+        self.meta_batch_size = check_positive_int(
+            "policy.meta_batch_size", getattr(policy, "meta_batch_size", None))
         self.max_path_length = check_positive_int("max_path_length", max_path_length)
         if envs_per_task is None:
             envs_per_task = self.rollouts_per_meta_task
@@ -218,11 +218,7 @@ class MetaSampler:
         self.seed = check_non_negative_int("seed", seed)
         obs_dim = space_dim(env.observation_space, "observation_space")
         action_dim = space_dim(env.action_space, "action_space")
-        for name, expected in (
-            ("obs_dim", obs_dim),
-            ("action_dim", action_dim),
-            ("meta_batch_size", self.meta_batch_size),
-        ):
+        for name, expected in (("obs_dim", obs_dim), ("action_dim", action_dim)):
             value = getattr(policy, name, None)
             if value is not None and value != expected:
                 raise ValueError(f"policy.{name}={value} does not match the expected {expected}")

@@ -1,7 +1,7 @@
 """The one rollout loop every executor runs: whole padded episodes of a worker's shares of tasks.
 
 An executor owns ``envs_per_task`` (``E``) environment copies per task, as one
-:class:`~meta_policy_search.envs.batched.BatchedMetaEnv` of ``T x E`` envs: the env's own batched
+:class:`~meta_policy_search.envs.base.BatchedMetaEnv` of ``T x E`` envs: the env's own batched
 implementation when it has one (whole-array dynamics, reward and observation), else an
 :class:`~meta_policy_search.envs.batched.EnvList` that steps single envs one after the other.
 
@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from meta_policy_search.envs.batched.base import BatchedMetaEnv
+from meta_policy_search.envs.base import BatchedMetaEnv
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.samplers.paths import CompactPaths
 from meta_policy_search.samplers.split import Share

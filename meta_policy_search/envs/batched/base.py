@@ -1,91 +1,25 @@
-"""The batched-env protocol: many copies of one :class:`~meta_policy_search.envs.MetaEnv` stepped
-as whole arrays.
+"""Generic batched envs: the per-env path (:class:`EnvList`), the action-normalizing wrapper of a
+batched env, and :func:`make_batched_env`, which picks an env's own batched form or the per-env
+path.
 
-The rollout loop (:mod:`meta_policy_search.samplers.rollout`) steps a :class:`BatchedMetaEnv` of
-``num_envs`` envs, each set to its own task. A MetaEnv that can compute its dynamics, reward, observation and
-termination for many copies at once returns one from ``make_batched(num_envs)``
-(:func:`make_batched_env`); any other env is stepped one copy at a time through
-:class:`EnvList`, which gives the same results by construction. Issue 7: the per-env Python of
-gymnasium's ``step`` cost more than half of the sampling time.
-
-Contract of a batched env, checked against the single env by ``tests/test_batched_envs.py``: for
-the same task, reset seed and actions, env ``i`` returns the same observations, rewards,
-termination flags and info values (the scalar-number entries of the single env's info, in the
-same key order) as the single env's ``reset(seed=...)`` and ``step``.
+The protocol, :class:`~meta_policy_search.envs.base.BatchedMetaEnv`, lives beside
+:class:`~meta_policy_search.envs.base.MetaEnv`. An env whose reward, termination and observation
+are written over rows returns its batched form from ``make_batched(num_envs)``; any other env is
+stepped one copy at a time through :class:`EnvList`, which gives the same results by construction.
+The per-env Python of gymnasium's ``step`` costs more than half of the sampling time, hence the
+batched forms.
 """
 
 from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from meta_policy_search.envs.base import batched_form
+from meta_policy_search.envs.base import BatchedMetaEnv, BatchedStep, batched_form, check_num_tasks
 from meta_policy_search.types import Task
-
-
-class BatchedStep(NamedTuple):
-    """What :meth:`BatchedMetaEnv.step` returns for ``k`` stepped envs.
-
-    Attributes:
-        observations: ``[k, obs_dim]`` float64.
-        rewards: ``[k]`` float64.
-        dones: ``[k]`` bool: the episode terminated (or the env truncated it).
-        infos: info name -> ``[k]`` float64, the same keys (in the same order) every step.
-    """
-
-    observations: np.ndarray
-    rewards: np.ndarray
-    dones: np.ndarray
-    infos: dict[str, np.ndarray]
-
-
-class BatchedMetaEnv:
-    """``num_envs`` copies of a MetaEnv, each with its own task and episode.
-
-    Args:
-        num_envs: number of env copies, positive.
-        observation_space: the single env's observation space (1-D box).
-        action_space: the single env's action space (1-D box); actions are given in its units.
-    """
-
-    def __init__(self, num_envs: int, observation_space: Any, action_space: Any) -> None:
-        self.num_envs = int(num_envs)
-        self.observation_space = observation_space
-        self.action_space = action_space
-
-    def set_tasks(self, tasks: Sequence[Task]) -> None:
-        """Set ``tasks[i]`` on env ``i`` (``len(tasks) == num_envs``).
-
-        Raises:
-            ValueError: on a wrong number of tasks or a task the single env rejects.
-        """
-        raise NotImplementedError
-
-    def reset(self, indices: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
-        """Start a new episode in the envs ``indices`` (ascending), as ``reset(seed=seeds[k])``.
-
-        Returns:
-            ``[len(indices), obs_dim]`` float64 first observations.
-        """
-        raise NotImplementedError
-
-    def step(self, indices: np.ndarray, actions: np.ndarray) -> BatchedStep:
-        """Step the envs ``indices`` (ascending, each reset before) with ``actions[k]``.
-
-        Args:
-            indices: ``[k]`` int env indices.
-            actions: ``[k, act_dim]`` actions in the action space's units.
-
-        Raises:
-            ValueError: if an env's info lacks a key that its earlier steps had.
-        """
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """Release the envs' resources."""
 
 
 def _is_scalar_number(value: Any) -> bool:
@@ -150,12 +84,6 @@ class EnvList(BatchedMetaEnv):
     def close(self) -> None:
         for env in self.envs:
             env.close()
-
-
-def check_num_tasks(tasks: Sequence[Task], num_envs: int) -> None:
-    """Raise a ValueError unless there is one task per env."""
-    if len(tasks) != num_envs:
-        raise ValueError(f"expected one task per env ({num_envs}), got {len(tasks)}")
 
 
 def make_batched_env(

@@ -8,13 +8,7 @@ import numpy as np
 from gymnasium.envs.mujoco.ant_v5 import AntEnv
 
 from meta_policy_search.envs.batched.mujoco import MujocoRows, squared_norms
-from meta_policy_search.envs.mujoco_envs.common import (
-    ForwardRewardEnv,
-    HealthyTerminationMixin,
-    MujocoMetaEnv,
-    clipped_contact_cost,
-    squared_norm,
-)
+from meta_policy_search.envs.mujoco_envs.common import ForwardRewardEnv, MujocoMetaEnv
 from meta_policy_search.envs.mujoco_envs.diagnostics import forward_return_diagnostics
 from meta_policy_search.envs.mujoco_envs.tasks import DirectionTaskEnv
 from meta_policy_search.types import PathBatch
@@ -25,34 +19,23 @@ SURVIVE_REWARD = 1.0
 
 
 class AntTorsoMixin(MujocoMetaEnv):
-    """Torso-position velocity and the Ant's cost terms, shared by the Ant meta-envs."""
+    """The Ant's rows, torso position, observation and cost terms, shared by the Ant meta-envs."""
 
-    def _position(self) -> np.ndarray:
-        return self.data.xpos[self.model.body("torso").id, :2].copy()
+    uses_contact_forces = True
 
-    def _ant_costs(self, action: np.ndarray, ctrl_cost_weight: float) -> dict[str, float]:
-        return {
-            "reward_ctrl": -ctrl_cost_weight * squared_norm(action),
-            "reward_contact": -clipped_contact_cost(self.data.cfrc_ext, CONTACT_COST_WEIGHT),
-        }
-
-    # ------------------------------------------------------------------ batched form
-    batched_contact = True
-    batched_gaussian_reset_velocity = True
-
-    def batched_extra_fields(self, model: Any) -> dict[str, int]:
+    def extra_fields(self, model: Any) -> dict[str, int]:
         """The torso's x, y (the position whose difference is the velocity)."""
         return {"torso_xy": 2}
 
-    def batched_extra_views(self, model: Any, data: Any) -> tuple[np.ndarray, ...]:
+    def extra_views(self, model: Any, data: Any) -> tuple[np.ndarray, ...]:
         """A view of the torso's x, y in ``data``."""
         return (data.xpos[model.body("torso").id, :2],)
 
-    def batched_positions(self, rows: MujocoRows) -> np.ndarray:
+    def positions(self, rows: MujocoRows) -> np.ndarray:
         """The torso's x, y for each row."""
         return rows["torso_xy"]
 
-    def batched_observations(self, rows: MujocoRows) -> np.ndarray:
+    def observations(self, rows: MujocoRows) -> np.ndarray:
         """gymnasium Ant's observation (clipped contact forces of the bodies) for each row."""
         qpos = rows["qpos"]
         exclude = self._exclude_current_positions_from_observation
@@ -60,29 +43,27 @@ class AntTorsoMixin(MujocoMetaEnv):
         contact = np.clip(rows["cfrc_ext"][:, 6:], low, high)
         return np.concatenate([qpos[:, 2:] if exclude else qpos, rows["qvel"], contact], axis=1)
 
-    def batched_ant_costs(
+    def _ant_costs(
         self, rows: MujocoRows, action: np.ndarray, ctrl_cost_weight: float
     ) -> dict[str, np.ndarray]:
-        """``_ant_costs`` for each row."""
+        """``reward_ctrl`` and ``reward_contact`` (``-5e-4 ||clip(cfrc_ext, -1, 1)||^2``) for each
+        row."""
         clipped = np.clip(rows["cfrc_ext"], -1.0, 1.0)
         contact = CONTACT_COST_WEIGHT * np.sum(np.square(clipped), axis=1)
         return {"reward_ctrl": -ctrl_cost_weight * squared_norms(action), "reward_contact": -contact}
 
 
-class AntForwardMixin(AntTorsoMixin, HealthyTerminationMixin, ForwardRewardEnv):
+class AntForwardMixin(AntTorsoMixin, ForwardRewardEnv):
     """Costs, survive bonus, termination and diagnostics of the Ant direction envs."""
 
-    def _cost_terms(self, action: np.ndarray) -> dict[str, float]:
-        return {**self._ant_costs(action, CTRL_COST_WEIGHT), "reward_survive": SURVIVE_REWARD}
-
-    def batched_cost_terms(self, rows: MujocoRows, action: np.ndarray) -> dict[str, np.ndarray]:
-        """``_cost_terms`` for each row."""
+    def _cost_terms(self, rows: MujocoRows, action: np.ndarray) -> dict[str, np.ndarray]:
+        """The Ant's costs, then ``reward_survive``, for each row."""
         return {
-            **self.batched_ant_costs(rows, action, CTRL_COST_WEIGHT),
+            **self._ant_costs(rows, action, CTRL_COST_WEIGHT),
             "reward_survive": np.full(len(action), SURVIVE_REWARD),
         }
 
-    def batched_terminated(self, rows: MujocoRows) -> np.ndarray:
+    def terminated(self, rows: MujocoRows) -> np.ndarray:
         """gymnasium Ant's unhealthy test (non-finite state or torso z out of range)."""
         qpos = rows["qpos"]
         min_z, max_z = self._healthy_z_range

@@ -42,25 +42,15 @@ class AntRandGoalEnv(AntTorsoMixin, GoalTaskEnv, AntEnv):
         )
         self._finish_meta_init(np.zeros(2), render_mode)
 
-    def _step_info(
-        self, position_before: np.ndarray, position_after: np.ndarray, action: np.ndarray
-    ) -> dict[str, float]:
-        offset = position_after - self.goal_position
-        return {
-            "reward_forward": -float(np.sum(np.abs(offset))),
-            **self._ant_costs(action, CTRL_COST_WEIGHT),
-            "goal_distance": float(np.linalg.norm(offset)),
-        }
-
-    def batched_step_info(
+    def step_info(
         self, rows: MujocoRows, task: np.ndarray, before: np.ndarray, after: np.ndarray,
         action: np.ndarray,
     ) -> dict[str, np.ndarray]:
-        """``_step_info`` for each row."""
+        """The goal term, the Ant's costs and the goal distance for each row."""
         offset = after - task
         return {
             "reward_forward": -(np.abs(offset[:, 0]) + np.abs(offset[:, 1])),
-            **self.batched_ant_costs(rows, action, CTRL_COST_WEIGHT),
+            **self._ant_costs(rows, action, CTRL_COST_WEIGHT),
             "goal_distance": np.sqrt(row_dots(offset, offset)),
         }
 

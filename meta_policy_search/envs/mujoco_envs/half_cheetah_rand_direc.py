@@ -28,8 +28,6 @@ class HalfCheetahRandDirecEnv(DirectionTaskEnv, HalfCheetahEnv):
 
     ctrl_cost_weight = CTRL_COST_WEIGHT
 
-    batched_gaussian_reset_velocity = True
-
     def __init__(self, render_mode: str | None = None) -> None:
         with mujoco_warnings_to_python():
             HalfCheetahEnv.__init__(self, frame_skip=5, render_mode=render_mode)

@@ -8,7 +8,6 @@ from gymnasium.envs.mujoco.hopper_v5 import HopperEnv
 from meta_policy_search.envs.batched.mujoco import MujocoRows
 from meta_policy_search.envs.mujoco_envs.common import (
     ForwardRewardEnv,
-    HealthyTerminationMixin,
     planar_healthy,
     planar_observations,
 )
@@ -19,7 +18,7 @@ CTRL_COST_WEIGHT = 1e-3
 SURVIVE_REWARD = 1.0
 
 
-class PlanarRunMixin(HealthyTerminationMixin, ForwardRewardEnv):
+class PlanarRunMixin(ForwardRewardEnv):
     """Forward-running reward ``v + 1 - 1e-3 ||a||^2`` of the rand-params envs."""
 
     ctrl_cost_weight = CTRL_COST_WEIGHT
@@ -51,11 +50,11 @@ class HopperRandParamsEnv(PlanarRunMixin, RandParamsEnv, HopperEnv):
         render_mode: gymnasium render mode, or ``None``.
     """
 
-    def batched_observations(self, rows: MujocoRows) -> np.ndarray:
+    def observations(self, rows: MujocoRows) -> np.ndarray:
         """``qpos[1:]`` and ``qvel`` clipped to ``[-10, 10]`` for each row."""
         return planar_observations(self, rows)
 
-    def batched_terminated(self, rows: MujocoRows) -> np.ndarray:
+    def terminated(self, rows: MujocoRows) -> np.ndarray:
         """gymnasium Hopper's unhealthy test for each row."""
         min_state, max_state = self._healthy_state_range
         state = rows.state[:, 2:]

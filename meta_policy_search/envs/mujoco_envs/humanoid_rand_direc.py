@@ -5,14 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gymnasium.envs.mujoco.humanoid_v5 import HumanoidEnv, mass_center
+from gymnasium.envs.mujoco.humanoid_v5 import HumanoidEnv
 
 from meta_policy_search.envs.batched.mujoco import MujocoRows, squared_norms
-from meta_policy_search.envs.mujoco_envs.common import (
-    ForwardRewardEnv,
-    HealthyTerminationMixin,
-    squared_norm,
-)
+from meta_policy_search.envs.mujoco_envs.common import ForwardRewardEnv
 from meta_policy_search.envs.mujoco_envs.diagnostics import forward_return_diagnostics
 from meta_policy_search.envs.mujoco_envs.paper_physics import use_gym_humanoid_hips
 from meta_policy_search.envs.mujoco_envs.tasks import DirectionTaskEnv
@@ -26,53 +22,33 @@ CONTACT_COST_MAX = 10.0
 SURVIVE_REWARD = 5.0
 
 
-class HumanoidMixin(HealthyTerminationMixin, ForwardRewardEnv):
-    """Centre-of-mass velocity, costs and termination shared by the Humanoid meta-envs.
+class HumanoidMixin(ForwardRewardEnv):
+    """Centre-of-mass velocity, costs, observation and termination shared by the Humanoid
+    meta-envs.
 
     ``reward_forward`` is the task's forward reward times ``_forward_weight``.
     """
 
-    def _position(self) -> np.ndarray:
-        return mass_center(self.model, self.data)
+    uses_contact_forces = True
 
-    def _forward_weight(self) -> float:
-        # The original divided the displacement by model.opt.timestep, not by dt; in terms of
-        # v = dx / dt that is a weight of 0.25 * frame_skip (1.25 for frame_skip 5).
-        return VELOCITY_WEIGHT * self.dt / self.model.opt.timestep
-
-    def _forward_reward(self, forward_vel: float) -> float:
-        # The task's term is d * v (d = +-1) or d . v, so the product is exact in either order.
-        return self._forward_weight() * super()._forward_reward(forward_vel)
-
-    def _cost_terms(self, action: np.ndarray) -> dict[str, float]:
-        contact = CONTACT_COST_WEIGHT * float(np.sum(np.square(self.data.cfrc_ext)))
-        return {
-            "reward_ctrl": -CTRL_COST_WEIGHT * squared_norm(action),
-            "reward_contact": -min(contact, CONTACT_COST_MAX),
-            "reward_survive": SURVIVE_REWARD,
-        }
-
-    # ------------------------------------------------------------------ batched form
-    batched_contact = True
-
-    def batched_extra_fields(self, model: Any) -> dict[str, int]:
+    def extra_fields(self, model: Any) -> dict[str, int]:
         """The fields of gymnasium Humanoid's observation, and the bodies' positions."""
         nbody, nv = model.nbody, model.nv
         return {"cinert": 10 * (nbody - 1), "cvel": 6 * (nbody - 1), "qfrc_actuator": nv - 6,
                 "xipos": 3 * nbody}
 
-    def batched_extra_views(self, model: Any, data: Any) -> tuple[np.ndarray, ...]:
-        """Views of :meth:`batched_extra_fields` in ``data``."""
+    def extra_views(self, model: Any, data: Any) -> tuple[np.ndarray, ...]:
+        """Views of :meth:`extra_fields` in ``data``."""
         return (data.cinert[1:].ravel(), data.cvel[1:].ravel(), data.qfrc_actuator[6:],
                 data.xipos.ravel())
 
-    def batched_positions(self, rows: MujocoRows) -> np.ndarray:
-        """gymnasium's ``mass_center`` for each row (the same einsum reduction order)."""
+    def positions(self, rows: MujocoRows) -> np.ndarray:
+        """gymnasium's ``mass_center`` (x, y) for each row (the same reduction order)."""
         body_mass = rows.model.body_mass
         xipos = rows["xipos"].reshape(len(rows), -1, 3)
         return (np.einsum("b,nbj->nj", body_mass, xipos) / body_mass.sum())[:, 0:2]
 
-    def batched_observations(self, rows: MujocoRows) -> np.ndarray:
+    def observations(self, rows: MujocoRows) -> np.ndarray:
         """gymnasium Humanoid's observation for each row."""
         qpos = rows["qpos"]
         exclude = self._exclude_current_positions_from_observation
@@ -81,18 +57,25 @@ class HumanoidMixin(HealthyTerminationMixin, ForwardRewardEnv):
         parts.append(rows["cfrc_ext"][:, 6:])
         return np.concatenate(parts, axis=1)
 
-    def batched_terminated(self, rows: MujocoRows) -> np.ndarray:
+    def terminated(self, rows: MujocoRows) -> np.ndarray:
         """Root z outside ``(1, 2)`` for each row."""
         z = rows["qpos"][:, 2]
         min_z, max_z = self._healthy_z_range
         return ~((min_z < z) & (z < max_z))
 
-    def batched_forward_reward(self, task: np.ndarray, forward_vel: np.ndarray) -> np.ndarray:
-        """``_forward_reward`` for each row."""
-        return self._forward_weight() * super().batched_forward_reward(task, forward_vel)
+    def _forward_weight(self) -> float:
+        # The original divided the displacement by model.opt.timestep, not by dt; in terms of
+        # v = dx / dt that is a weight of 0.25 * frame_skip (1.25 for frame_skip 5).
+        return VELOCITY_WEIGHT * self.dt / self.model.opt.timestep
 
-    def batched_cost_terms(self, rows: MujocoRows, action: np.ndarray) -> dict[str, np.ndarray]:
-        """``_cost_terms`` for each row."""
+    def _forward_reward(self, task: np.ndarray, forward_vel: np.ndarray) -> np.ndarray:
+        """The task's forward term times :meth:`_forward_weight`, for each row."""
+        # The task's term is d * v (d = +-1) or d . v, so the product is exact in either order.
+        return self._forward_weight() * super()._forward_reward(task, forward_vel)
+
+    def _cost_terms(self, rows: MujocoRows, action: np.ndarray) -> dict[str, np.ndarray]:
+        """``reward_ctrl``, ``reward_contact`` (``-min(5e-7 ||cfrc_ext||^2, 10)``) and
+        ``reward_survive`` for each row."""
         contact = CONTACT_COST_WEIGHT * np.sum(np.square(rows["cfrc_ext"]), axis=1)
         return {
             "reward_ctrl": -CTRL_COST_WEIGHT * squared_norms(action),

@@ -109,7 +109,7 @@ class RandParamsEnv(MujocoMetaEnv):
             getattr(self.model, name)[:] = original * multipliers[name]
         self._multipliers = multipliers
 
-    def batched_task_model(self, model: Any) -> Any:
+    def task_model(self, model: Any) -> Any:
         """A copy of ``model`` with the current task's scaled parameters (each batched copy
         steps its task's own model)."""
         model = copy.copy(model)

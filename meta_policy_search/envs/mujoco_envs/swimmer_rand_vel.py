@@ -29,7 +29,7 @@ class SwimmerRandVelEnv(VelocityTaskEnv, SwimmerEnv):
     velocity_range = (0.1, 0.2)
     ctrl_cost_weight = CTRL_COST_WEIGHT
 
-    def batched_observations(self, rows: MujocoRows) -> np.ndarray:
+    def observations(self, rows: MujocoRows) -> np.ndarray:
         """``qpos[2:]`` and ``qvel`` for each row."""
         qpos = rows["qpos"]
         exclude = self._exclude_current_positions_from_observation

@@ -74,14 +74,11 @@ class DirectionTaskEnv(ForwardRewardEnv):
         """Return the current direction, ``-1.0`` or ``+1.0``."""
         return self.goal_direction
 
-    def _forward_reward(self, forward_vel: float) -> float:
-        return self.goal_direction * forward_vel
-
-    def batched_task_value(self) -> float:
+    def task_array(self) -> float:
         """The direction ``d``."""
         return self.goal_direction
 
-    def batched_forward_reward(self, task: np.ndarray, forward_vel: np.ndarray) -> np.ndarray:
+    def _forward_reward(self, task: np.ndarray, forward_vel: np.ndarray) -> np.ndarray:
         """``d * v_x`` for each row."""
         return task * forward_vel
 
@@ -130,16 +127,12 @@ class Direction2DTaskEnv(ForwardRewardEnv):
         """Return a copy of the current ``[2]`` unit direction."""
         return self.goal_direction.copy()
 
-    def _forward_velocity(self, position_before: np.ndarray, position_after: np.ndarray) -> float:
-        velocity = self.velocity(position_before, position_after)
-        return float(np.dot(self.goal_direction, velocity))
-
-    def batched_task_value(self) -> np.ndarray:
+    def task_array(self) -> np.ndarray:
         """The unit direction ``[2]``."""
         return self.goal_direction
 
-    def batched_forward_velocity(self, task: np.ndarray, velocity: np.ndarray) -> np.ndarray:
-        """``d . v`` for each row (the same BLAS dot as the single env)."""
+    def _forward_velocity(self, task: np.ndarray, velocity: np.ndarray) -> np.ndarray:
+        """``d . v`` for each row."""
         return row_dots(task, velocity)
 
 
@@ -189,14 +182,11 @@ class VelocityTaskEnv(ForwardRewardEnv):
         low, high = self.velocity_range
         return 0.5 * (low + high)
 
-    def _forward_reward(self, forward_vel: float) -> float:
-        return -abs(forward_vel - self.goal_velocity)
-
-    def batched_task_value(self) -> float:
+    def task_array(self) -> float:
         """The target velocity."""
         return self.goal_velocity
 
-    def batched_forward_reward(self, task: np.ndarray, forward_vel: np.ndarray) -> np.ndarray:
+    def _forward_reward(self, task: np.ndarray, forward_vel: np.ndarray) -> np.ndarray:
         """``-|v_x - target|`` for each row."""
         return -np.abs(forward_vel - task)
 
@@ -242,7 +232,7 @@ class GoalTaskEnv(MujocoMetaEnv):
         """
         self.goal_position = as_finite_vector(task, "goal task", (2,))
 
-    def batched_task_value(self) -> np.ndarray:
+    def task_array(self) -> np.ndarray:
         """The goal position ``[2]``."""
         return self.goal_position
 

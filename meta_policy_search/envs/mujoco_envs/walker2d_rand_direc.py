@@ -7,7 +7,6 @@ from gymnasium.envs.mujoco.walker2d_v5 import Walker2dEnv
 
 from meta_policy_search.envs.batched.mujoco import MujocoRows
 from meta_policy_search.envs.mujoco_envs.common import (
-    HealthyTerminationMixin,
     MujocoMetaEnv,
     planar_healthy,
     planar_observations,
@@ -21,18 +20,18 @@ FRAME_SKIP = 8
 
 
 class Walker2dBody(MujocoMetaEnv):
-    """The batched observation and termination of the Walker2d meta-envs."""
+    """The observation and termination of the Walker2d meta-envs."""
 
-    def batched_observations(self, rows: MujocoRows) -> np.ndarray:
+    def observations(self, rows: MujocoRows) -> np.ndarray:
         """``qpos[1:]`` and ``qvel`` clipped to ``[-10, 10]`` for each row."""
         return planar_observations(self, rows)
 
-    def batched_terminated(self, rows: MujocoRows) -> np.ndarray:
+    def terminated(self, rows: MujocoRows) -> np.ndarray:
         """gymnasium Walker2d's unhealthy test (height and angle) for each row."""
         return ~planar_healthy(self, rows)
 
 
-class Walker2DRandDirecEnv(Walker2dBody, HealthyTerminationMixin, DirectionTaskEnv, Walker2dEnv):
+class Walker2DRandDirecEnv(Walker2dBody, DirectionTaskEnv, Walker2dEnv):
     """Walker2d rewarded for walking in direction ``d`` along x.
 
     * Task: ``d`` in ``{-1, +1}``, uniform (default ``+1``).

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from gymnasium.envs.mujoco.walker2d_v5 import Walker2dEnv
 
-from meta_policy_search.envs.mujoco_envs.common import HealthyTerminationMixin
 from meta_policy_search.envs.mujoco_envs.paper_physics import use_gym_walker2d_feet
 from meta_policy_search.envs.mujoco_envs.tasks import VelocityTaskEnv
 from meta_policy_search.envs.mujoco_envs.walker2d_rand_direc import (
@@ -16,7 +15,7 @@ from meta_policy_search.envs.mujoco_envs.walker2d_rand_direc import (
 SURVIVE_REWARD = 15.0
 
 
-class Walker2DRandVelEnv(Walker2dBody, HealthyTerminationMixin, VelocityTaskEnv, Walker2dEnv):
+class Walker2DRandVelEnv(Walker2dBody, VelocityTaskEnv, Walker2dEnv):
     """Walker2d rewarded for walking at a target forward velocity ``v*``.
 
     * Task: ``v*`` uniform in ``[0, 10)`` (default 5).

@@ -1,8 +1,12 @@
 """Shared machinery of the 2-D point-mass meta-environments (pure numpy, no MuJoCo).
 
-A point env keeps its position as a float64 numpy array (observations are float32 copies), reads
-its task from :attr:`~meta_policy_search.envs.base.MetaEnv.task_rng` and its reset noise from
-gymnasium's ``np_random``. Every step reports ``info = {'distance': ||s' - goal||_2}`` so that
+A point env writes its step once, over a batch of ``k`` rows (:meth:`PointEnvBase.transition`):
+``[k, state_dim]`` episode states (the position, and the velocity for the momentum task),
+``[k, ...]`` task arrays and ``[k, 2]`` clipped actions in, next states, rewards and infos out.
+Its gymnasium ``step`` is that method on one row; :class:`BatchedPointEnv` runs it on every
+stepped copy at once, for any point env. Tasks come from
+:attr:`~meta_policy_search.envs.base.MetaEnv.task_rng`, reset noise from gymnasium's
+``np_random``. Every step reports ``info = {'distance': ||s' - goal||_2}`` so that
 :meth:`PointEnvBase.log_diagnostics` can summarise how close the rollouts got to their goals.
 
 The envs hold only numpy state, so plain :mod:`pickle` copies them (no ``__init__`` re-run).
@@ -13,12 +17,18 @@ from __future__ import annotations
 import math
 import pickle
 from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from meta_policy_search.envs.base import MetaEnv, as_finite_vector
-from meta_policy_search.envs.batched.base import BatchedMetaEnv, BatchedStep, check_num_tasks
+from meta_policy_search.envs.base import (
+    BatchedMetaEnv,
+    BatchedStep,
+    MetaEnv,
+    as_finite_vector,
+    check_num_tasks,
+)
 from meta_policy_search.types import PathBatch, Task
 from meta_policy_search.utils.validation import check_positive_int
 
@@ -74,8 +84,8 @@ def check_reward_type(reward_type: str, sparse_reward_radius: float) -> float:
     return radius
 
 
-def dense_reward(reward_type: str, distance: float) -> float:
-    """The ``'dense'`` (``-d``) or ``'dense_squared'`` (``-d**2``) reward at goal distance ``d``."""
+def dense_rewards(reward_type: str, distance: np.ndarray) -> np.ndarray:
+    """``-d`` (``'dense'``) or ``-d^2`` (``'dense_squared'``) for ``[k]`` goal distances."""
     return -distance if reward_type == "dense" else -distance * distance
 
 
@@ -85,17 +95,27 @@ def sample_corners(rng: np.random.Generator, n_tasks: int) -> list[np.ndarray]:
     return [CORNERS[i].copy() for i in rng.integers(len(CORNERS), size=n_tasks)]
 
 
-def distance(a: np.ndarray, b: np.ndarray) -> float:
-    """Euclidean distance of two ``[2]`` points (``math.hypot``: ~10x faster than linalg.norm)."""
-    return math.hypot(a[0] - b[0], a[1] - b[1])
+def distances(points: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """``[k]`` Euclidean distances of ``[k, 2]`` points to ``[k, 2]`` (or ``[2]``) targets.
+
+    Maps :func:`math.hypot` over the rows: :func:`numpy.hypot` calls the C library's ``hypot``,
+    which may differ from it in the last bit, and a row's distance must not depend on how many
+    rows are stepped together.
+    """
+    offset = points - targets
+    num = len(offset)
+    return np.fromiter(map(math.hypot, offset[:, 0].tolist(), offset[:, 1].tolist()), float, num)
 
 
 class PointEnvBase(MetaEnv):
-    """Common base of the point envs: spaces, action checks, episode state and diagnostics.
+    """Common base of the point envs: spaces, the one-row step, episode state and diagnostics.
 
-    Subclasses set the class attributes ``action_bound`` and ``obs_dim`` and implement
-    :meth:`sample_tasks`, :meth:`set_task`, :meth:`get_task`, ``reset`` and ``step``
-    (gymnasium's).
+    Subclasses set the class attributes ``action_bound``, ``obs_dim`` and ``state_dim``,
+    implement :meth:`sample_tasks`, :meth:`set_task`, :meth:`get_task` and :meth:`start_state`,
+    and write their step once over ``k`` rows in :meth:`transition` (by default the 2-D
+    navigation's, :class:`~meta_policy_search.envs.point_envs.point_env_rand_goal.PointEnvRandGoal`).
+    :meth:`task_array` gives the task as the array :meth:`transition` reads, :meth:`observations`
+    the observation of a state (by default the state itself).
     """
 
     metadata = {"render_modes": []}
@@ -105,6 +125,8 @@ class PointEnvBase(MetaEnv):
     policy's box onto it."""
     obs_dim: int = 2
     """Size of the observation vector."""
+    state_dim: int = 2
+    """Size of the episode state (the position, plus the velocity for the momentum task)."""
     goal_tolerance: float | None = None
     """An episode ends once the point is within this distance of the goal on both axes
     (``terminated=True``); ``None``: never early."""
@@ -119,20 +141,95 @@ class PointEnvBase(MetaEnv):
         self._state: np.ndarray | None = None
         self._goal = np.zeros(2)
 
-    def _current_state(self) -> np.ndarray:
-        """The position ``[2]``; raises RuntimeError if :meth:`reset` was not called."""
+    # ------------------------------------------------------------------ the step, over k rows
+    def task_array(self) -> np.ndarray:
+        """The current task as the array :meth:`transition` reads (the goal ``[2]``)."""
+        return self._goal
+
+    def transition(
+        self, state: np.ndarray, task: np.ndarray, action: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """One step of ``k`` copies: ``s' = s + a``, reward ``-||s' - goal||``.
+
+        Args:
+            state: ``[k, state_dim]`` states before the step.
+            task: ``[k, ...]`` :meth:`task_array` of each copy's task.
+            action: ``[k, 2]`` actions, already clipped to the action box.
+
+        Returns:
+            ``(next_state [k, state_dim], rewards [k], infos)``, each info ``[k]``.
+        """
+        next_state = state + action
+        distance = distances(next_state, task)
+        return next_state, -distance, {"distance": distance}
+
+    def terminated(self, state: np.ndarray, task: np.ndarray) -> np.ndarray:
+        """``[k]`` bool: within ``goal_tolerance`` of the goal on both axes (never if ``None``)."""
+        if self.goal_tolerance is None:
+            return np.zeros(len(state), dtype=bool)
+        return np.all(np.abs(state[:, :2] - task) < self.goal_tolerance, axis=1)
+
+    def observations(self, state: np.ndarray) -> np.ndarray:
+        """``[k, obs_dim]`` float32 observations of ``[k, state_dim]`` states."""
+        return state.astype(np.float32)
+
+    def step_rows(
+        self, state: np.ndarray, task: np.ndarray, action: np.ndarray
+    ) -> tuple[np.ndarray, BatchedStep]:
+        """Clip the ``[k, 2]`` actions and step ``k`` copies: ``(next_state, step)`` with float32
+        observations (what :meth:`step` and :class:`BatchedPointEnv` both return)."""
+        clipped = np.minimum(np.maximum(action, -self.action_bound), self.action_bound)
+        next_state, rewards, infos = self.transition(state, task, clipped)
+        dones = self.terminated(next_state, task)
+        return next_state, BatchedStep(self.observations(next_state), rewards, dones, infos)
+
+    # ------------------------------------------------------------------ gymnasium API, one row
+    def start_state(self) -> np.ndarray:
+        """A new episode's ``[state_dim]`` state, drawn from ``self.np_random``."""
+        raise NotImplementedError
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, float]]:
+        """Start an episode at :meth:`start_state`.
+
+        Args:
+            seed: seeds gymnasium's ``np_random`` before drawing the start.
+            options: ignored.
+
+        Returns:
+            ``(observation [obs_dim] float32, {})``.
+        """
+        super().reset(seed=seed)
+        self._state = self.start_state()
+        return self.observations(self._state[None])[0], {}
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, float]]:
+        """:meth:`step_rows` on this env's one row.
+
+        Args:
+            action: ``[2]`` action, clipped to the action box.
+
+        Returns:
+            ``(observation [obs_dim] float32, reward, terminated, False, info)``.
+
+        Raises:
+            ValueError: if ``action`` does not have shape ``[2]``.
+            RuntimeError: if :meth:`reset` was not called first.
+        """
         if self._state is None:
             raise RuntimeError(f"{type(self).__name__}: call reset() before step()")
-        return self._state
-
-    def _clipped_action(self, action: object) -> np.ndarray:
-        """Check that reset() was called and ``action`` has shape ``[2]``; return it clipped."""
-        self._current_state()
         act = np.asarray(action, dtype=np.float64)
         if act.shape != (2,):
             raise ValueError(f"action must have shape (2,), got shape {act.shape}: {action!r}")
-        # np.minimum/np.maximum: same result as np.clip, about 1 us faster per step.
-        return np.minimum(np.maximum(act, -self.action_bound), self.action_bound)
+        next_state, step = self.step_rows(self._state[None], self.task_array()[None], act[None])
+        self._state = next_state[0]
+        info = {key: float(value[0]) for key, value in step.infos.items()}
+        return step.observations[0], float(step.rewards[0]), bool(step.dones[0]), False, info
+
+    def make_batched(self, num_envs: int) -> BatchedPointEnv:
+        """``num_envs`` copies stepped as whole arrays (:class:`BatchedPointEnv`)."""
+        return BatchedPointEnv(self, num_envs)
 
     def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
         """Goal-distance statistics of a batch of rollouts.
@@ -165,49 +262,14 @@ class PointEnvBase(MetaEnv):
             prefix + "MaxFinalDistance": float(final.max()),
         }
 
-    def _observation(self) -> np.ndarray:
-        assert self._state is not None
-        return self._state.astype(np.float32)
-
-
-__all__ = [
-    "CORNERS",
-    "REWARD_TYPES",
-    "PointEnvBase",
-    "as_point",
-    "check_corner",
-    "check_reward_type",
-    "dense_reward",
-    "distance",
-    "sample_corners",
-]
-
-
-def batched_distance(points: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """``[n]`` Euclidean distances of ``[n, 2]`` points to ``[n, 2]`` (or ``[2]``) targets.
-
-    Bit-identical to :func:`distance` per row: :func:`numpy.hypot` calls the C library's
-    ``hypot``, which may differ from :func:`math.hypot` in the last bit, so this maps the latter.
-    """
-    offset = points - targets
-    num = len(offset)
-    return np.fromiter(map(math.hypot, offset[:, 0].tolist(), offset[:, 1].tolist()), float, num)
-
-
-def batched_dense_reward(reward_type: str, distance: np.ndarray) -> np.ndarray:
-    """``-d`` (``'dense'``) or ``-d^2`` (``'dense_squared'``) for ``[n]`` distances."""
-    return -distance if reward_type == "dense" else -distance * distance
-
 
 class BatchedPointEnv(BatchedMetaEnv):
-    """``num_envs`` copies of a point env, all positions and goals as ``[n, 2]`` arrays.
+    """``num_envs`` copies of any point env, states and tasks as ``[num_envs, ...]`` arrays.
 
-    The batched twin of :class:`PointEnvBase` with
-    :class:`~meta_policy_search.envs.point_envs.PointEnvRandGoal`'s transition by default; each
-    point env's twin sits next to it and overrides ``_read_reset``, ``_read_task`` and
-    ``_transition``, mirroring the single env operation by operation (bit-identical results,
-    ``tests/test_batched_envs.py``). Tasks are validated, and reset noise drawn, by a private
-    copy of the single env (its own ``set_task`` and ``reset``).
+    Each step runs the env's own :meth:`PointEnvBase.step_rows` on the stepped rows, so the
+    results are those of the single env (``tests/test_batched_envs.py``). Tasks are validated,
+    and reset noise drawn, by a private copy of the single env (its own ``set_task`` and
+    ``reset``).
 
     Args:
         env: the single env (copied; not modified).
@@ -217,56 +279,44 @@ class BatchedPointEnv(BatchedMetaEnv):
     def __init__(self, env: PointEnvBase, num_envs: int) -> None:
         super().__init__(num_envs, env.observation_space, env.action_space)
         self._proto: PointEnvBase = pickle.loads(pickle.dumps(env))
-        self.action_bound = float(env.action_bound)
-        self.state = np.zeros((num_envs, 2))
-        self.goal = np.zeros((num_envs, 2))
-        self.goal_tolerance = env.goal_tolerance
-        self._read_task(slice(None))
+        self.state = np.zeros((num_envs, env.state_dim))
+        task = self._proto.task_array()
+        self.task = np.repeat(task[None], num_envs, axis=0)
 
-    # ------------------------------------------------------------------ hooks
-    def _read_task(self, index: int | slice) -> None:
-        """Copy the proto env's task into row(s) ``index``."""
-        self.goal[index] = self._proto._goal
-
-    def _read_reset(self, index: int) -> None:
-        """Copy the proto env's freshly reset episode state into row ``index``."""
-        assert self._proto._state is not None
-        self.state[index] = self._proto._state
-
-    def _observation(self, indices: np.ndarray) -> np.ndarray:
-        return self.state[indices].astype(np.float32).astype(np.float64)
-
-    def _transition(
-        self, indices: np.ndarray, action: np.ndarray
-    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """Update the state of ``indices`` with the clipped ``action``; return reward and infos."""
-        self.state[indices] = self.state[indices] + action
-        distance = batched_distance(self.state[indices], self.goal[indices])
-        return -distance, {"distance": distance}
-
-    # ------------------------------------------------------------------ protocol
     def set_tasks(self, tasks: Sequence[Task]) -> None:
         check_num_tasks(tasks, self.num_envs)
         for i, task in enumerate(tasks):
             self._proto.set_task(task)
-            self._read_task(i)
+            self.task[i] = self._proto.task_array()
 
     def reset(self, indices: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
-        for i, seed in zip(indices, seeds):
-            self._proto.reset(seed=int(seed))
-            self._read_reset(int(i))
-        return self._observation(np.asarray(indices))
+        indices = np.asarray(indices)
+        proto = self._proto
+        for i, seed in zip(indices.tolist(), seeds):
+            proto.reset(seed=int(seed))
+            assert proto._state is not None
+            self.state[i] = proto._state
+        return proto.observations(self.state[indices]).astype(np.float64)
 
     def step(self, indices: np.ndarray, actions: np.ndarray) -> BatchedStep:
         indices = np.asarray(indices)
         action = np.asarray(actions, dtype=np.float64)
         if action.shape != (len(indices), 2):
             raise ValueError(f"actions must have shape ({len(indices)}, 2), got {action.shape}")
-        clipped = np.minimum(np.maximum(action, -self.action_bound), self.action_bound)
-        rewards, infos = self._transition(indices, clipped)
-        if self.goal_tolerance is None:
-            dones = np.zeros(len(indices), dtype=bool)
-        else:
-            offset = np.abs(self.state[indices] - self.goal[indices])
-            dones = np.all(offset < self.goal_tolerance, axis=1)
-        return BatchedStep(self._observation(indices), rewards, dones, infos)
+        next_state, step = self._proto.step_rows(self.state[indices], self.task[indices], action)
+        self.state[indices] = next_state
+        return step._replace(observations=step.observations.astype(np.float64))
+
+
+__all__ = [
+    "CORNERS",
+    "REWARD_TYPES",
+    "BatchedPointEnv",
+    "PointEnvBase",
+    "as_point",
+    "check_corner",
+    "check_reward_type",
+    "dense_rewards",
+    "distances",
+    "sample_corners",
+]

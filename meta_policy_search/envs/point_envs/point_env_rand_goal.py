@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from meta_policy_search.envs.point_envs.base import BatchedPointEnv, PointEnvBase, as_point, distance
+from meta_policy_search.envs.point_envs.base import PointEnvBase, as_point
 from meta_policy_search.utils.validation import check_positive_int
 
 
@@ -58,10 +56,6 @@ class PointEnvRandGoal(PointEnvBase):
             )
         self.goal_tolerance = None if goal_tolerance is None else float(goal_tolerance)
 
-    def make_batched(self, num_envs: int) -> BatchedPointEnv:
-        """``num_envs`` copies stepped as whole arrays (:class:`BatchedPointEnv`)."""
-        return BatchedPointEnv(self, num_envs)
-
     def sample_tasks(self, n_tasks: int) -> list[np.ndarray]:
         """Draw ``n_tasks`` goals uniformly from ``[-0.5, 0.5]^2`` with ``task_rng``.
 
@@ -96,41 +90,6 @@ class PointEnvRandGoal(PointEnvBase):
         """Return a copy of the current goal, ``[2]`` float64."""
         return self._goal.copy()
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, float]]:
-        """Put the point at the origin.
-
-        Args:
-            seed: seeds gymnasium's ``np_random`` (unused by this noiseless reset, kept for the
-                gymnasium API).
-            options: ignored.
-
-        Returns:
-            ``(observation [2] float32, {})``.
-        """
-        super().reset(seed=seed)
-        self._state = np.zeros(2)
-        return self._observation(), {}
-
-    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, float]]:
-        """Move by the clipped action.
-
-        Args:
-            action: ``[2]`` displacement, clipped to ``[-0.1, 0.1]``.
-
-        Returns:
-            ``(observation [2], -distance, terminated, False, {'distance': distance})`` with
-            ``terminated`` true once the point is within ``goal_tolerance`` of the goal on both
-            axes.
-
-        Raises:
-            ValueError: if ``action`` does not have shape ``[2]``.
-            RuntimeError: if :meth:`reset` was not called first.
-        """
-        self._state = self._current_state() + self._clipped_action(action)
-        dist = distance(self._state, self._goal)
-        terminated = self.goal_tolerance is not None and bool(
-            np.all(np.abs(self._state - self._goal) < self.goal_tolerance)
-        )
-        return self._observation(), -dist, terminated, False, {"distance": dist}
+    def start_state(self) -> np.ndarray:
+        """The origin (no reset noise)."""
+        return np.zeros(2)

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from meta_policy_search.envs.base import as_finite_vector
 from meta_policy_search.envs.point_envs.base import (
-    batched_dense_reward,
-    batched_distance,
     check_corner,
-    dense_reward,
-    distance,
+    dense_rewards,
+    distances,
     sample_corners,
 )
-from meta_policy_search.envs.point_envs.corner_envs import BatchedPointEnvCorner, MetaPointEnvCorner
+from meta_policy_search.envs.point_envs.corner_envs import MetaPointEnvCorner
 from meta_policy_search.utils.validation import check_positive_int
 
 WALL_RADII = (1.0, 2.0)
@@ -61,10 +57,6 @@ class MetaPointEnvWalls(MetaPointEnvCorner):
         ValueError: for an unknown ``reward_type`` or a negative radius.
     """
 
-    def make_batched(self, num_envs: int) -> BatchedPointEnvWalls:
-        """``num_envs`` copies stepped as whole arrays (:class:`BatchedPointEnvWalls`)."""
-        return BatchedPointEnvWalls(self, num_envs)
-
     def __init__(self, reward_type: str = "dense", sparse_reward_radius: float = 2.0) -> None:
         super().__init__(reward_type, sparse_reward_radius)
         self._gaps = np.array([[WALL_RADII[0], 0.0], [WALL_RADII[1], 0.0]])
@@ -109,99 +101,62 @@ class MetaPointEnvWalls(MetaPointEnvCorner):
         """Return the task as a new ``[3, 2]`` float64 array (goal, inner gap, outer gap)."""
         return np.concatenate([self._goal[None], self._gaps], axis=0)
 
-    def reward(self, state: np.ndarray, next_state: np.ndarray) -> float:
-        """Reward of the transition ``state -> next_state`` (both ``[2]``, after the walls)."""
-        goal_distance = distance(next_state, self._goal)
+    def task_array(self) -> np.ndarray:
+        """The task ``[3, 2]``: goal, inner gap, outer gap (as :meth:`get_task`)."""
+        return self.get_task()
+
+    def rewards(
+        self, state: np.ndarray, next_state: np.ndarray, goal: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(rewards [k], goal distances [k])`` of ``k`` transitions ``state -> next_state``
+        (each ``[k, 2]``, after the walls) towards the goals ``[k, 2]``."""
+        goal_distance = distances(next_state, goal)
         if self.reward_type != "sparse":
-            return dense_reward(self.reward_type, goal_distance)
-        if goal_distance < self.sparse_reward_radius:
-            return distance(state, self._goal) - goal_distance
-        return 0.0
+            return dense_rewards(self.reward_type, goal_distance), goal_distance
+        progress = distances(state, goal) - goal_distance
+        return np.where(goal_distance < self.sparse_reward_radius, progress, 0.0), goal_distance
 
-    def apply_walls(self, state: np.ndarray, next_state: np.ndarray) -> tuple[np.ndarray, bool]:
-        """Block a step that crosses a wall outside its gap.
-
-        Args:
-            state: ``[2]`` position before the step.
-            next_state: ``[2]`` unconstrained position after the step.
-
-        Returns:
-            ``(position [2], blocked)``: ``next_state`` itself, or its radial projection just
-            inside the crossed wall when the step is blocked.
-        """
-        radius_before = math.hypot(state[0], state[1])
-        radius_after = math.hypot(next_state[0], next_state[1])
-        for wall_radius, gap in zip(WALL_RADII, self._gaps):
-            if radius_before < wall_radius < radius_after:
-                if distance(next_state, gap) > GAP_HALF_WIDTH:
-                    return next_state * (wall_radius * _INSIDE / radius_after), True
-                return next_state, False
-        return next_state, False
-
-    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, float]]:
-        """Move by the clipped action, stopping at a wall crossed away from its gap.
-
-        Args:
-            action: ``[2]`` displacement, clipped to ``[-0.2, 0.2]``.
-
-        Returns:
-            ``(observation [2], reward, False, False, {'distance', 'wall_hit'})``.
-
-        Raises:
-            ValueError: if ``action`` does not have shape ``[2]``.
-            RuntimeError: if :meth:`reset` was not called first.
-        """
-        state = self._current_state()
-        self._state, blocked = self.apply_walls(state, state + self._clipped_action(action))
-        reward = self.reward(state, self._state)
-        info = {"distance": distance(self._state, self._goal), "wall_hit": float(blocked)}
-        return self._observation(), reward, False, False, info
-
-
-class BatchedPointEnvWalls(BatchedPointEnvCorner):
-    """Batched :class:`MetaPointEnvWalls` (all reward types)."""
-
-    def __init__(self, env: MetaPointEnvCorner, num_envs: int) -> None:
-        self.gaps = np.zeros((num_envs, 2, 2))
-        super().__init__(env, num_envs)
-
-    def _read_task(self, index: int | slice) -> None:
-        super()._read_task(index)
-        self.gaps[index] = self._proto._gaps  # type: ignore[attr-defined]
-
-    def _apply_walls(
+    def walls(
         self, state: np.ndarray, next_state: np.ndarray, gaps: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`MetaPointEnvWalls.apply_walls` for every row: ``(position, blocked)``."""
+        """Block the steps that cross a wall outside its gap.
+
+        Args:
+            state: ``[k, 2]`` positions before the step.
+            next_state: ``[k, 2]`` unconstrained positions after the step.
+            gaps: ``[k, 2, 2]`` each copy's inner and outer gap points.
+
+        Returns:
+            ``(positions [k, 2], blocked [k] bool)``: ``next_state``, or its radial projection
+            just inside the first wall it crosses away from that wall's gap.
+        """
         zeros = np.zeros(2)
-        radius_before = batched_distance(state, zeros)
-        radius_after = batched_distance(next_state, zeros)
+        radius_before = distances(state, zeros)
+        radius_after = distances(next_state, zeros)
         position = next_state.copy()
         blocked = np.zeros(len(state), dtype=bool)
         decided = np.zeros(len(state), dtype=bool)  # the first crossed wall decides
         for w, wall_radius in enumerate(WALL_RADII):
             crossing = ~decided & (radius_before < wall_radius) & (wall_radius < radius_after)
-            hit = crossing & (batched_distance(next_state, gaps[:, w]) > GAP_HALF_WIDTH)
+            hit = crossing & (distances(next_state, gaps[:, w]) > GAP_HALF_WIDTH)
             factor = (wall_radius * _INSIDE) / radius_after[hit]
             position[hit] = next_state[hit] * factor[:, None]
             blocked |= hit
             decided |= crossing
         return position, blocked
 
-    def _reward(
-        self, state: np.ndarray, next_state: np.ndarray, goal: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        goal_distance = batched_distance(next_state, goal)
-        if self.reward_type != "sparse":
-            return batched_dense_reward(self.reward_type, goal_distance), goal_distance
-        progress = batched_distance(state, goal) - goal_distance
-        return np.where(goal_distance < self.sparse_reward_radius, progress, 0.0), goal_distance
+    def apply_walls(self, state: np.ndarray, next_state: np.ndarray) -> tuple[np.ndarray, bool]:
+        """:meth:`walls` for one step of this env: ``(position [2], blocked)``."""
+        position, blocked = self.walls(np.asarray(state, dtype=np.float64)[None],
+                                       np.asarray(next_state, dtype=np.float64)[None],
+                                       self._gaps[None])
+        return position[0], bool(blocked[0])
 
-    def _transition(
-        self, indices: np.ndarray, action: np.ndarray
-    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        state = self.state[indices]
-        next_state, blocked = self._apply_walls(state, state + action, self.gaps[indices])
-        self.state[indices] = next_state
-        reward, goal_distance = self._reward(state, next_state, self.goal[indices])
-        return reward, {"distance": goal_distance, "wall_hit": blocked.astype(np.float64)}
+    def transition(
+        self, state: np.ndarray, task: np.ndarray, action: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """``s' = s + a`` stopped by :meth:`walls`; :meth:`rewards` at the position reached."""
+        next_state, blocked = self.walls(state, state + action, task[:, 1:])
+        rewards, goal_distance = self.rewards(state, next_state, task[:, 0])
+        return next_state, rewards, {"distance": goal_distance,
+                                     "wall_hit": blocked.astype(np.float64)}
