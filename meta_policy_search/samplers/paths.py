@@ -133,19 +133,25 @@ def assemble_shares(
             )
     horizon = first_paths.horizon
     lengths = np.zeros((num_tasks, num_slots), dtype=np.int64)
-    segments = []
+    segments: list[tuple[CompactPaths, int, int]] = []
     # Row-major (task, episode, step) order of the real steps: the order ``out[mask]`` fills.
     for paths, row, task, first, count in sorted(pieces, key=lambda piece: piece[2:4]):
         lengths[task, first : first + count] = paths.lengths[row, :count]
-        segments.append((paths, *paths.row_steps(row, count)))
+        start, stop = paths.row_steps(row, count)
+        if segments and segments[-1][0] is paths and segments[-1][2] == start:
+            segments[-1] = (paths, segments[-1][1], stop)  # one worker's tasks in order: one slice
+        else:
+            segments.append((paths, start, stop))
     mask = np.arange(horizon) < lengths[..., None]
     full = bool(mask.all())
 
     def place(select: Callable[[CompactPaths], np.ndarray]) -> np.ndarray:
-        values = np.concatenate([select(paths)[start:stop] for paths, start, stop in segments])
+        parts = [select(paths)[start:stop] for paths, start, stop in segments]
+        values = parts[0] if len(parts) == 1 else np.concatenate(parts)
         shape = (num_tasks, num_slots, horizon) + values.shape[1:]
         if full:  # no padding anywhere (e.g. no early termination): the steps are the batch
-            return values.reshape(shape)
+            # A slice of one worker's arrays is reused as it is, unless it is read-only (Ray).
+            return values.reshape(shape) if values.flags.writeable else values.reshape(shape).copy()
         out = np.zeros(shape, values.dtype)
         out[mask] = values
         return out
