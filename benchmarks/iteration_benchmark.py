@@ -8,16 +8,28 @@ configs (``experiments/promp_run_mujoco.py``, ``experiments/trpo_maml_run_mujoco
   1 inner step, sampled in the main process (the quick-start script's settings);
 * ``W1``: the paper's ``HalfCheetahRandDirecEnv`` config (``paper_configs.json``: 40 tasks x
   20 rollouts x H = 100, (64, 64), 1 inner step), with the scripts' default executor;
+* ``W2``: the paper's ``Walker2DRandDirecEnv`` config (40 tasks x 20 rollouts x H = 200, the
+  step budget, episodes that end early), with the scripts' default executor;
 
 each for ProMP and TRPO-MAML. The time split is the Trainer's own (``Time-Sampling``,
 ``Time-SampleProc``, ``Time-InnerStep``, ``Time-OuterStep``). The first iteration (tracing,
 XLA compilation, worker start-up) is reported apart; the table gives medians of the following
 ones.
 
-The physics floor, measured in the same run: the all-core raw ``mj_step`` rate, i.e. one
-process per usable core running ``mujoco.mj_step(model, data, nstep=frame_skip)`` on the env's
-model at the same time, in env steps per second; an iteration's real env steps divided by that
-rate is what its sampling would cost if nothing but the physics ran. W0 has no physics.
+The physics floor, measured in the same run, after the run's iterations: the all-core raw
+``mj_step`` rate, i.e. one process per usable core replaying with
+``mujoco.mj_step(model, data, nstep=frame_skip)`` the controls of the run's last sampling phase
+(``sampling_benchmark.raw_all_cores``), in env steps per second; an iteration's real env steps
+divided by that rate is what its sampling would cost if nothing but the physics ran. Replaying
+the run's own controls matters: the half-cheetah under uniformly random controls has about a
+third of the contacts per step of a sampling phase and costs about 1/1.2 of the CPU per step
+(``benchmarks/results/sampling_cpu_counts.md``). W0 has no physics.
+
+The outer step's floors, measured in the same run on the run's own last batch
+(``metastep_profile.py``'s measures): ``G``, one forward and backward pass of the policy's
+log-likelihood on the post-update batch, and the pass-count floor (TRPO-MAML: ``(cg_iters + 1)
+x 2 G + 3 G``; ProMP: ``Adam steps x 3 G``); for TRPO-MAML also the matmul floor (the compiled
+step's matmul FLOPs over the batched-matmul throughput measured here).
 
 Also reports how often every ``tf.function`` of the algorithm and its optimizer traced, and a
 short ``sampling_mode='budget'`` run on an early-terminating env (``Walker2DRandDirecEnv``,
@@ -34,7 +46,6 @@ the load averages recorded with the results. Usage::
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import statistics
 import sys
@@ -60,6 +71,8 @@ WORKLOADS = {
            "20", "--max_path_length", "100", "--num_inner_grad_steps", "1", "--hidden_sizes",
            "64,64", "--paper_config", "false", "--executor", "iterative"],
     "W1": ["--env", "HalfCheetahRandDirecEnv", "--meta_batch_size", "40",
+           "--rollouts_per_meta_task", "20", "--paper_config", "true"],
+    "W2": ["--env", "Walker2DRandDirecEnv", "--meta_batch_size", "40",
            "--rollouts_per_meta_task", "20", "--paper_config", "true"],
 }
 QUICK_OVERRIDES = ["--meta_batch_size", "4", "--rollouts_per_meta_task", "2",
@@ -115,42 +128,64 @@ def run_iterations(trainer: Any, num_iterations: int) -> list[dict[str, float]]:
     return rows
 
 
-# ---------------------------------------------------------------------------- physics floor
-def _raw_mj_step_worker(env_name: str, start_at: float, seconds: float, seed: int) -> float:
-    """Env steps per second of a raw ``mj_step(nstep=frame_skip)`` loop, from ``start_at``."""
-    import mujoco
+# ---------------------------------------------------------------------------- the floors
+class Recorder:
+    """Keeps a trainer's last sampled paths and last outer-step batches and statistics."""
 
-    from meta_policy_search.envs import make_env
+    def __init__(self, trainer: Any) -> None:
+        self.paths: Any = None
+        self.all_samples: Any = None
+        self.stats: dict[str, float] = {}
+        obtain, optimize = trainer.sampler.obtain_samples, trainer.algo.optimize_policy
 
-    inner = make_env(env_name).unwrapped
-    model, frame_skip = inner.model, inner.frame_skip
-    data = mujoco.MjData(model)
-    controls = np.random.default_rng(seed).uniform(-1, 1, size=(1000, model.nu))
-    while time.time() < start_at:
-        time.sleep(0.001)
-    steps, start = 0, time.perf_counter()
-    while True:
-        for i in range(1000):
-            data.ctrl[:] = controls[i]
-            mujoco.mj_step(model, data, nstep=frame_skip)
-        mujoco.mj_resetData(model, data)
-        steps += 1000
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return steps / elapsed
+        def obtain_samples(*args: Any, **kwargs: Any) -> Any:
+            self.paths = obtain(*args, **kwargs)
+            return self.paths
+
+        def optimize_policy(all_samples: Any) -> dict[str, float]:
+            self.all_samples = all_samples
+            self.stats = optimize(all_samples)
+            return self.stats
+
+        trainer.sampler.obtain_samples = obtain_samples
+        trainer.algo.optimize_policy = optimize_policy
 
 
-def all_core_mj_step_rate(env_name: str, seconds: float) -> dict[str, Any]:
-    """Raw ``mj_step`` env steps per second, one process per usable core, all at once."""
-    num_procs = len(os.sched_getaffinity(0))
-    context = multiprocessing.get_context("spawn")
-    start_at = time.time() + 10.0  # every worker has imported mujoco and built its model by then
-    with context.Pool(num_procs) as pool:
-        rates = pool.starmap(
-            _raw_mj_step_worker, [(env_name, start_at, seconds, i) for i in range(num_procs)]
-        )
-    return {"env": env_name, "processes": num_procs, "seconds": seconds,
-            "per_process_env_steps_per_s": rates, "env_steps_per_s": float(sum(rates))}
+def physics_floor(env_name: str, env: Any, paths: Any, steps_per_process: int) -> dict[str, Any]:
+    """The all-core raw ``mj_step`` rate replaying the controls of ``paths``."""
+    from benchmarks.sampling_benchmark import controls_of, raw_all_cores
+
+    with tempfile.TemporaryDirectory() as folder:
+        controls = Path(folder) / "controls.npy"
+        np.save(controls, controls_of(env, paths))
+        raw = raw_all_cores(env_name, controls, len(os.sched_getaffinity(0)), steps_per_process)
+    return {"env": env_name, "controls": "the run's last sampling phase", **raw}
+
+
+def outer_floors(algo: Any, recorder: Recorder, repeats: int) -> dict[str, float]:
+    """``G`` on the run's post-update batch and the outer step's pass-count (and, for
+    TRPO-MAML, matmul) floors in seconds."""
+    from benchmarks.metastep_profile import (
+        batched_matmul_rate,
+        forward_costs,
+        trpo_step_matmul_flops,
+    )
+
+    batch = algo.to_tensors(recorder.all_samples[-1])
+    g = forward_costs(algo, batch, repeats)["G_seconds"]
+    optimizer = algo.optimizer
+    out = {"G_seconds": g}
+    if hasattr(optimizer, "cg_iters"):
+        out["outer_pass_floor_seconds"] = (optimizer.cg_iters + 1) * 2 * g + 3 * g
+        backtracks = min(int(recorder.stats.get("NumBacktracks", 0)), optimizer.max_backtracks - 1)
+        flops = trpo_step_matmul_flops(algo, recorder.all_samples, backtracks)
+        tasks, samples_per_task = int(batch.observations.shape[0]), int(batch.observations.shape[1])
+        rate = batched_matmul_rate(tasks, samples_per_task, 64, repeats)
+        out.update(outer_matmul_gflop=flops / 1e9, batched_matmul_gflops_per_second=rate,
+                   outer_matmul_floor_seconds=flops / 1e9 / rate)
+    elif hasattr(optimizer, "max_epochs"):
+        out["outer_pass_floor_seconds"] = optimizer.max_epochs * optimizer.num_minibatches * 3 * g
+    return out
 
 
 # ---------------------------------------------------------------------------------- output
@@ -168,25 +203,38 @@ def write_markdown(path: Path, result: dict) -> None:
         "Trainer iterations (`Trainer._run_iteration`) with the run scripts' builders and "
         f"configs; median of {result['iterations'] - 1 if result['iterations'] > 1 else 1} "
         "iterations after the first (first: tracing, compilation, worker start-up). Physics "
-        "floor: the iteration's real env steps / the all-core raw `mj_step` rate measured in "
-        "the same run.",
+        "floor: the iteration's real env steps / the all-core raw `mj_step` rate replaying the "
+        "run's own controls, measured in the same run (sampling / floor is the fraction of raw "
+        "physics the sampling keeps). Outer floors: `G` (forward and backward pass of the "
+        "log-likelihood of the run's post-update batch) times the passes the step needs, and "
+        "for TRPO-MAML the compiled step's matmul FLOPs over the batched-matmul throughput, both "
+        "measured in the same run.",
         "",
         "| run | env steps | sampling (s) | processing (s) | inner (s) | outer (s) | "
-        "iteration (s) | physics floor (s) | first iteration (s) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "iteration (s) | physics floor (s) | raw physics kept by sampling | outer pass floor (s) | "
+        "outer matmul floor (s) | first iteration (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+
+    def number(value: float | None, digits: int = 3) -> str:
+        return "n/a" if value is None else f"{value:.{digits}f}"
+
     for run in result["runs"]:
         s = run["median"]
         floor = run.get("physics_floor_seconds")
         lines.append(
             f"| {run['name']} | {s['env_steps']:.0f} | {s['sampling']:.3f} | "
             f"{s['processing']:.3f} | {s['inner']:.3f} | {s['outer']:.3f} | {s['total']:.3f} | "
-            f"{'n/a' if floor is None else f'{floor:.3f}'} | {run['iterations'][0]['total']:.1f} |"
+            f"{number(floor)} | {number(floor and floor / s['sampling'], 2)} | "
+            f"{number(run.get('outer_pass_floor_seconds'))} | "
+            f"{number(run.get('outer_matmul_floor_seconds'))} | {run['iterations'][0]['total']:.1f} |"
         )
-    if result.get("mj_step") is not None:
-        raw = result["mj_step"]
-        lines += ["", f"All-core raw `mj_step` ({raw['env']}, {raw['processes']} processes): "
-                      f"{raw['env_steps_per_s']:,.0f} env steps/s."]
+    for run in result["runs"]:
+        raw = run.get("mj_step")
+        if raw is not None:
+            lines += ["", f"{run['name']}: all-core raw `mj_step` ({raw['env']}, "
+                          f"{raw['processes']} processes, replaying {raw['controls']}): "
+                          f"{raw['env_steps_per_s']:,.0f} env steps/s."]
     lines += ["", "Traces per `tf.function` (algorithm and optimizer) over each run:", ""]
     for run in result["runs"] + ([result["retrace"]] if result.get("retrace") else []):
         used = {k: n for k, n in run["tracing_counts"].items() if n}
@@ -235,10 +283,14 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=None,
                         help="iterations per run, the first one untimed (default 4; quick 2)")
     parser.add_argument("--only", default="", help="comma-separated subset of W0-promp, "
-                        "W0-trpo_maml, W1-promp, W1-trpo_maml")
+                        "W0-trpo_maml, W1-promp, W1-trpo_maml, W2-promp, W2-trpo_maml")
     parser.add_argument("--retrace_iterations", type=int, default=None,
                         help="iterations of the budget-mode retrace run (0 skips it)")
-    parser.add_argument("--mj_step_seconds", type=float, default=None)
+    parser.add_argument("--mj_step_steps", type=int, default=None,
+                        help="env steps each raw mj_step process replays (default 20000; quick "
+                        "2000)")
+    parser.add_argument("--floor_repeats", type=int, default=3,
+                        help="timed calls per outer-floor measurement (0 skips the outer floors)")
     parser.add_argument("--output_dir", type=Path, default=REPO / "benchmarks" / "results")
     args = parser.parse_args()
     iterations = args.iterations or (2 if args.quick else 4)
@@ -252,16 +304,13 @@ def main() -> None:
 
     names = [f"{w}-{a}" for w in WORKLOADS for a in ALGOS]
     selected = [n for n in args.only.split(",") if n] or names
-    raw = None
-    if any(n.startswith("W1") for n in selected):
-        raw = all_core_mj_step_rate("HalfCheetahRandDirecEnv",
-                                    args.mj_step_seconds or (1.0 if args.quick else 5.0))
-        print(f"all-core raw mj_step: {raw['env_steps_per_s']:,.0f} env steps/s", flush=True)
+    raw_steps = args.mj_step_steps or (2000 if args.quick else 20000)
     runs = []
     for name in selected:
         workload, algo_key = name.split("-", 1)
         flags = WORKLOADS[workload] + (QUICK_OVERRIDES if args.quick else [])
         trainer, config = build_trainer(algo_key, flags)
+        recorder = Recorder(trainer)
         try:
             rows = run_iterations(trainer, iterations)
         finally:
@@ -270,12 +319,18 @@ def main() -> None:
         run = {"name": name, "flags": flags, "config": {k: str(v) for k, v in vars(config).items()},
                "iterations": rows, "median": summarize(rows),
                "tracing_counts": tracing_counts(trainer.algo)}
-        if workload == "W1" and raw is not None:
+        if workload != "W0":
+            raw = physics_floor(config.env, trainer.env, recorder.paths, raw_steps)
+            run["mj_step"] = raw
             run["physics_floor_seconds"] = run["median"]["env_steps"] / raw["env_steps_per_s"]
+        if args.floor_repeats > 0:
+            run.update(outer_floors(trainer.algo, recorder, args.floor_repeats))
         s = run["median"]
         print(f"{name}: {s['total']:.3f} s/itr (sampling {s['sampling']:.3f}, processing "
               f"{s['processing']:.3f}, inner {s['inner']:.3f}, outer {s['outer']:.3f}); first "
-              f"{rows[0]['total']:.1f} s", flush=True)
+              f"{rows[0]['total']:.1f} s; physics floor {run.get('physics_floor_seconds')}, outer "
+              f"pass floor {run.get('outer_pass_floor_seconds')}, matmul floor "
+              f"{run.get('outer_matmul_floor_seconds')}", flush=True)
         runs.append(run)
     retrace = None
     if retrace_iterations > 0:
@@ -284,7 +339,7 @@ def main() -> None:
               f"{ {k: n for k, n in retrace['tracing_counts'].items() if n} }", flush=True)
     machine["load_average_end"] = load_average()
     result = {"quick": args.quick, "iterations": iterations, "machine": machine,
-              "mj_step": raw, "runs": runs, "retrace": retrace}
+              "runs": runs, "retrace": retrace}
     write_results(args.output_dir, "iteration_quick" if args.quick else "iteration", result, write_markdown)
 
 

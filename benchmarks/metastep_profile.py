@@ -24,7 +24,16 @@ and compares each with a floor counted in passes of ``G``:
 
 If a goal is below its floor, no restructuring of the same arithmetic reaches it on this
 machine; only less arithmetic (fewer CG iterations, products on a subsample) or faster kernels
-can. Usage::
+can.
+
+The pass counts undercount a Gauss-Newton product: it propagates a tangent through the inner
+step's forward and backward passes and an adjoint back through them, and its compiled graph does
+about 5 G of matmul FLOPs (``benchmarks/results/trpo_step_counts.md``, where every part of the
+step is at the matmul work this structure needs). So the TRPO step also gets a *matmul floor*:
+the matmul FLOPs of its compiled graph (start, 10 CG iterations, the line-search steps taken),
+counted as ``trpo_step_counts.py`` counts them, over the throughput of the per-task batched
+matmuls that dominate them (``[T, n, 64] @ [T, 64, 64]`` and ``[T, 64, n] @ [T, n, 64]``),
+measured in the same run. Usage::
 
     python benchmarks/metastep_profile.py [--repeats 5] [--only W0,W1]
 
@@ -51,8 +60,10 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.algo_benchmark import WORKLOADS, make_policy, make_samples  # noqa: E402
 from benchmarks.machine_info import describe_machine, load_average, machine_info, write_results  # noqa: E402
+from benchmarks.trpo_step_counts import hlo_counts, loop_bodies  # noqa: E402
 from meta_policy_search.meta_algos import TRPOMAML, ProMP  # noqa: E402
 from meta_policy_search.meta_algos.forward import log_likelihood  # noqa: E402
+from meta_policy_search.optimizers.utils import to_tensor_nest  # noqa: E402
 
 GOALS = {"W0": {"trpo_step": 0.4}, "W1": {"promp_outer": 0.5, "trpo_step": 1.5}}
 """Issue 7's goals in seconds."""
@@ -119,6 +130,33 @@ def forward_costs(algo, batch, repeats: int) -> dict[str, float]:
     return out
 
 
+def batched_matmul_rate(num_tasks: int, samples_per_task: int, hidden: int, repeats: int) -> float:
+    """GFLOP/s of the per-task batched matmuls of a Gauss-Newton product at this batch size."""
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.standard_normal((num_tasks, samples_per_task, hidden)), tf.float32)
+    w = tf.constant(rng.standard_normal((num_tasks, hidden, hidden)), tf.float32)
+
+    @tf.function(jit_compile=True)
+    def products():
+        y = tf.tanh(x @ w)  # a layer's forward product, then a weight gradient
+        return tf.reduce_sum(tf.linalg.matmul(x, y, transpose_a=True))
+
+    flops = 2 * 2 * num_tasks * samples_per_task * hidden * hidden
+    return flops / 1e9 / median_seconds(lambda: products().numpy(), repeats)
+
+
+def trpo_step_matmul_flops(algo: TRPOMAML, samples, backtracks: int) -> float:
+    """Matmul FLOPs of one compiled TRPO step: start, ``cg_iters`` CG iterations and
+    ``backtracks + 1`` line-search steps (counted in the XLA-optimized HLO)."""
+    inputs = to_tensor_nest(tuple(algo.to_tensors(s) for s in samples))
+    counts = hlo_counts(algo.optimizer._step_tf.experimental_get_compiler_ir(inputs)(
+        stage="optimized_hlo"))
+    cg_body, search_body = loop_bodies(counts)
+    return (counts["ENTRY"]["matmul_flops"]
+            + algo.optimizer.cg_iters * counts[cg_body]["matmul_flops"]
+            + (backtracks + 1) * counts[search_body]["matmul_flops"])
+
+
 def step_marginal(make_algo: Callable[[int], object], samples, counts: tuple[int, int],
                   repeats: int) -> tuple[float, float]:
     """Per-unit and fixed seconds of ``optimize_policy`` from two unit counts (linear fit)."""
@@ -157,6 +195,14 @@ def profile_workload(name: str, repeats: int) -> dict:
     row.update(forward_costs(probe, probe.to_tensors(samples[0]), repeats))
     promp_step, promp_rest = step_marginal(promp, samples, (1, 6), repeats)
     hvp, trpo_rest = step_marginal(trpo, samples, (10, 20), repeats)
+    counted = trpo(10)
+    backtracks = int(counted.optimize_policy(samples)["NumBacktracks"])
+    matmul_rate = batched_matmul_rate(n, rollouts * horizon, 64, repeats)
+    row.update(
+        trpo_step_matmul_gflop=trpo_step_matmul_flops(counted, samples, backtracks) / 1e9,
+        batched_matmul_gflops_per_second=matmul_rate,
+    )
+    row["trpo_step_matmul_floor_seconds"] = row["trpo_step_matmul_gflop"] / matmul_rate
     g = row["G_seconds"]
     row.update(
         promp_adam_step_seconds=promp_step, promp_rest_seconds=promp_rest,
@@ -168,7 +214,8 @@ def profile_workload(name: str, repeats: int) -> dict:
     print(f"{name}: F {row['F_seconds'] * 1e3:.1f} ms, G {g * 1e3:.1f} ms, Adam step "
           f"{promp_step * 1e3:.0f} ms ({promp_step / g:.1f} G), HVP {hvp * 1e3:.0f} ms "
           f"({hvp / g:.1f} G), TRPO step {row['trpo_step_seconds']:.2f} s "
-          f"(floor {row['trpo_step_floor_seconds']:.2f} s)", flush=True)
+          f"(pass floor {row['trpo_step_floor_seconds']:.2f} s, matmul floor "
+          f"{row['trpo_step_matmul_floor_seconds']:.2f} s)", flush=True)
     return row
 
 
@@ -189,8 +236,9 @@ def write_markdown(path: Path, result: dict) -> None:
         "",
         "| workload | samples / batch | F (ms) | G (ms) | forward matmuls (ms, GFLOP/s) | "
         "tanh x 2 (ms) | ProMP Adam step (ms, in G) | ProMP outer (s) | floor (s) | goal (s) | "
-        "TRPO HVP (ms, in G) | TRPO step (s) | floor (s) | goal (s) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "TRPO HVP (ms, in G) | TRPO step (s) | floor (s) | goal (s) | TRPO step matmuls "
+        "(GFLOP) | batched matmul (GFLOP/s) | TRPO matmul floor (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in result["rows"]:
         g = r["G_seconds"]
@@ -204,13 +252,17 @@ def write_markdown(path: Path, result: dict) -> None:
             f"{r['promp_outer_floor_seconds']:.2f} | {goals.get('promp_outer', '-')} | "
             f"{r['trpo_hvp_seconds'] * 1e3:.0f}, {r['trpo_hvp_seconds'] / g:.1f} | "
             f"{r['trpo_step_seconds']:.2f} | {r['trpo_step_floor_seconds']:.2f} | "
-            f"{goals.get('trpo_step', '-')} |"
+            f"{goals.get('trpo_step', '-')} | {r['trpo_step_matmul_gflop']:.1f} | "
+            f"{r['batched_matmul_gflops_per_second']:.0f} | "
+            f"{r['trpo_step_matmul_floor_seconds']:.2f} |"
         )
     lines += [
         "",
         "ProMP's outer step and TRPO-MAML's step are the fixed part plus 5 Adam steps or 10 "
         "products of the linear fits (`num_ppo_steps` 1 and 6, `cg_iters` 10 and 20). A goal "
-        "below its floor cannot be met by restructuring the same arithmetic on this machine.",
+        "below its floor cannot be met by restructuring the same arithmetic on this machine. "
+        "TRPO matmul floor: the matmul FLOPs of the compiled step (counted in its optimized "
+        "HLO, as `trpo_step_counts.py` does) over the batched-matmul throughput measured here.",
         "",
         describe_machine(m),
         "",

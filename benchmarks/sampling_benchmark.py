@@ -82,7 +82,7 @@ def make_normalized_env_for_benchmark(name: str):
 
 # ---------------------------------------------------------------------- raw physics
 def record_controls(env, sizes: dict, tasks, policy, path: Path) -> None:
-    """Save the controls one batched sampling phase applies, ``[episodes, H, nu]`` (NaN-padded).
+    """Save the controls one batched sampling phase applies (:func:`controls_of`).
 
     The raw loop replays them, so that it simulates the same kind of motion (contacts, falls) as
     the sampler: uniformly random controls make e.g. the half-cheetah ~10 % cheaper to simulate.
@@ -94,11 +94,24 @@ def record_controls(env, sizes: dict, tasks, policy, path: Path) -> None:
     with executor:
         executor.set_tasks(tasks)
         paths = executor.collect(policy, 0)
+    np.save(path, controls_of(env, paths))
+
+
+def controls_of(env, paths) -> np.ndarray:
+    """The controls the env applied in ``paths``' real episodes, ``[episodes, H, nu]`` float64,
+    NaN after an episode's end (what :func:`raw_physics` replays).
+
+    Args:
+        env: the env that sampled ``paths``; a ``normalize`` wrapper's action mapping is applied.
+        paths: a :class:`~meta_policy_search.types.PathBatch`.
+    """
     horizon = paths.actions.shape[2]
-    actions = paths.actions.reshape(-1, horizon, paths.actions.shape[-1])
-    controls = env.action(actions).astype(np.float64)
-    controls[paths.mask.reshape(-1, horizon) == 0] = np.nan
-    np.save(path, controls)
+    real = paths.episode_mask.reshape(-1)
+    actions = paths.actions.reshape(-1, horizon, paths.actions.shape[-1])[real]
+    controls = np.asarray(env.action(actions) if hasattr(env, "action") else actions,
+                          dtype=np.float64)
+    controls[paths.mask.reshape(-1, horizon)[real] == 0] = np.nan
+    return controls
 
 
 def raw_physics(name: str, controls_path: str, num_env_steps: int, first_episode: int) -> dict:

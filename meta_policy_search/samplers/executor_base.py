@@ -1,9 +1,10 @@
-"""What every executor shares: argument checks, the split into task blocks, the rollout worker.
+"""What every executor shares: argument checks and the rollout worker.
 
 :class:`RolloutWorker` is what runs on every worker of a
 :class:`~meta_policy_search.samplers.worker_pool.WorkerPoolExecutor` (in this process, in a
 spawned process or in a Ray actor): the env copies of one block of tasks and the one rollout
-loop (:func:`~meta_policy_search.samplers.rollout.collect_paths`). :class:`ExecutorBase` checks
+loop (:func:`~meta_policy_search.samplers.rollout.collect_paths`) over its share of every sampling
+phase (:mod:`~meta_policy_search.samplers.split`). :class:`ExecutorBase` checks
 and stores the executor's sizes and its closed / tasks-set state.
 """
 
@@ -17,14 +18,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Self
 
-import numpy as np
-
 from meta_policy_search.envs.base import BatchedMetaEnv
 from meta_policy_search.envs.batched.base import make_batched_env
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
+from meta_policy_search.samplers.paths import CompactPaths
 from meta_policy_search.samplers.quota import EpisodeQuota, SamplingQuota, StepBudget
 from meta_policy_search.samplers.rollout import ExecTimes, collect_paths, space_dim
-from meta_policy_search.types import PathBatch, Task
+from meta_policy_search.samplers.split import Share, first_round_share
+from meta_policy_search.types import Task
 from meta_policy_search.utils.validation import check_non_negative_int, check_positive_int
 
 
@@ -60,43 +61,46 @@ def check_policy(policy: object, num_tasks: int, obs_dim: int, action_dim: int) 
         raise ValueError(f"policy action dim {last} != env action dim {action_dim}")
 
 
-def check_num_workers(name: str, value: int, meta_batch_size: int, unit: str) -> int:
-    """Check a number of workers (processes, actors): positive and at most ``meta_batch_size``.
+def check_quota(quota: object) -> SamplingQuota:
+    """Return ``quota`` after checking that it is an :class:`EpisodeQuota` or
+    :class:`StepBudget`; raise a ValueError naming it otherwise."""
+    if not isinstance(quota, (EpisodeQuota, StepBudget)):
+        raise ValueError(
+            "quota must be an EpisodeQuota or StepBudget (see "
+            f"meta_policy_search.samplers.quota.make_quota), got {quota!r}"
+        )
+    return quota
+
+
+def check_num_workers(
+    name: str, value: int, meta_batch_size: int, episodes_per_task: int, unit: str
+) -> int:
+    """Check a number of workers (processes, actors): positive and at most the number of
+    episodes a sampling phase can split (:func:`~meta_policy_search.samplers.split.split_episodes`).
 
     Args:
         name: argument name for the error message, e.g. ``"n_parallel"``.
         value: the number to check.
         meta_batch_size: number of tasks ``T``.
+        episodes_per_task: the episodes of a task that can be split
+            (:meth:`~meta_policy_search.samplers.quota.SamplingQuota.leading_episodes`).
         unit: what a worker is called in the message, with its article, e.g. ``"a worker"``.
 
     Returns:
         ``value`` as an int.
 
     Raises:
-        ValueError: if ``value`` is not a positive integer or exceeds ``meta_batch_size``.
+        ValueError: if ``value`` is not a positive integer or exceeds
+            ``meta_batch_size x episodes_per_task``.
     """
     value = check_positive_int(name, value)
-    if value > meta_batch_size:
+    if value > meta_batch_size * episodes_per_task:
         raise ValueError(
-            f"{name}={value} exceeds meta_batch_size={meta_batch_size}: {unit} needs at least "
-            "one task"
+            f"{name}={value} exceeds meta_batch_size={meta_batch_size} x {episodes_per_task} "
+            f"episode(s) per task that a phase can split = {meta_batch_size * episodes_per_task}: "
+            f"{unit} needs at least one episode"
         )
     return value
-
-
-def split_task_blocks(meta_batch_size: int, num_blocks: int) -> list[tuple[int, int]]:
-    """Split ``range(meta_batch_size)`` into ``num_blocks`` contiguous blocks of near-equal size.
-
-    Args:
-        meta_batch_size: number of tasks ``T``.
-        num_blocks: number of blocks, ``1 <= num_blocks <= meta_batch_size``.
-
-    Returns:
-        ``num_blocks`` half-open ``(start, stop)`` ranges covering ``0 .. T`` in order; the
-        first ``T % num_blocks`` blocks hold one task more than the others.
-    """
-    blocks = np.array_split(np.arange(meta_batch_size), num_blocks)
-    return [(int(block[0]), int(block[-1]) + 1) for block in blocks]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,6 +115,10 @@ class WorkerSpec:
         seed: root seed of the episode randomness.
         quota: the episodes each task gets per collection.
         use_batched_env: use the env's batched implementation if it has one.
+        episodes: per task of the block, the ``(first, stop)`` range of its leading episodes
+            (:meth:`~meta_policy_search.samplers.quota.SamplingQuota.leading_episodes`) that the
+            worker runs (:func:`~meta_policy_search.samplers.split.split_episodes`); ``None``:
+            all of them, for every task.
     """
 
     task_start: int
@@ -120,14 +128,20 @@ class WorkerSpec:
     seed: int
     quota: SamplingQuota
     use_batched_env: bool = True
+    episodes: tuple[tuple[int, int], ...] | None = None
 
 
 class RolloutWorker:
     """The env copies of a block of tasks and the one rollout loop: what every worker runs.
 
+    Each task of the block has ``E`` env copies (its env slot), set by :meth:`set_tasks`.
+    :meth:`collect` runs the worker's share of a sampling phase; under a step budget,
+    :meth:`continue_tasks` then runs the rest of tasks that were split over workers (a second
+    round, with the policy and phase of the last :meth:`collect`).
+
     Args:
         env: the MetaEnv to copy (the prototype of the batched env, not stepped itself).
-        spec: the worker's task block, sizes, seed and quota.
+        spec: the worker's task block, sizes, seed, quota and share of the episodes.
         copy_env: returns a new independent copy of ``env`` (for the per-env path).
     """
 
@@ -137,18 +151,64 @@ class RolloutWorker:
         self.envs: BatchedMetaEnv = make_batched_env(
             env, len(self.task_indices) * spec.envs_per_task, copy_env, spec.use_batched_env
         )
+        leading = spec.quota.leading_episodes(spec.envs_per_task)
+        ranges = spec.episodes or ((0, leading),) * len(self.task_indices)
+        if len(ranges) != len(self.task_indices):
+            raise ValueError(
+                f"WorkerSpec has {len(ranges)} episode ranges for {len(self.task_indices)} tasks"
+            )
+        self.shares = [
+            first_round_share(task, first, stop, spec.quota, spec.envs_per_task)
+            for task, (first, stop) in zip(self.task_indices, ranges)
+        ]
+        """The worker's share of every sampling phase, one per task of its block."""
+        self._last: tuple[NumpyGaussianMLP, int] | None = None
 
     def set_tasks(self, tasks: Sequence[Task]) -> None:
         """Set local task ``t`` on every env copy ``t * E + j`` of it."""
         self.envs.set_tasks([task for task in tasks for _ in range(self.spec.envs_per_task)])
 
-    def collect(self, policy: NumpyGaussianMLP, phase: int) -> tuple[PathBatch, ExecTimes]:
-        """``[T_local, N, H, ...]`` paths of the block's tasks, and the seconds spent in the
-        policy and the envs."""
+    def collect(self, policy: NumpyGaussianMLP, phase: int) -> tuple[CompactPaths, ExecTimes]:
+        """The worker's shares of the phase (row ``t``: the share of local task ``t`` from its
+        first episode on), and the seconds spent in the policy and the envs."""
         spec, exec_times = self.spec, ExecTimes()
+        self._last = (policy, phase)
         paths = collect_paths(
-            self.envs, spec.envs_per_task, policy, self.task_indices, spec.quota,
-            spec.max_path_length, spec.seed, phase, exec_times,
+            self.envs, spec.envs_per_task, policy, self.shares, spec.max_path_length, spec.seed,
+            phase, exec_times,
+        )
+        return paths, exec_times
+
+    def continue_tasks(
+        self, known_lengths: Sequence[tuple[int, tuple[int, ...]]]
+    ) -> tuple[CompactPaths, ExecTimes]:
+        """Continue tasks of the block whose leading episodes ran on several workers.
+
+        Args:
+            known_lengths: ``(task, lengths)`` pairs, ascending in ``task`` (global indices):
+                the lengths of the task's leading episodes.
+
+        Returns:
+            The tasks' following episodes (from episode ``len(lengths)`` on), one row per task,
+            and the seconds spent in the policy and the envs.
+
+        Raises:
+            RuntimeError: if :meth:`collect` was not called before.
+        """
+        if self._last is None:
+            raise RuntimeError("continue_tasks() needs a collect() of the same phase before it")
+        policy, phase = self._last
+        spec, exec_times = self.spec, ExecTimes()
+        slots = [task - spec.task_start for task, _ in known_lengths]
+        rows = NumpyGaussianMLP(
+            {name: value[slots] for name, value in policy.params.items()},
+            policy.hidden_nonlinearity, policy.min_log_std,
+        )
+        shares = [Share(task, spec.quota, known_lengths=tuple(lengths))
+                  for task, lengths in known_lengths]
+        paths = collect_paths(
+            self.envs, spec.envs_per_task, rows, shares, spec.max_path_length, spec.seed,
+            phase, exec_times, env_slots=slots,
         )
         return paths, exec_times
 
@@ -205,12 +265,7 @@ class ExecutorBase:
         quota: SamplingQuota,
     ) -> None:
         """Check and store the sizes, the seed and the quota; raise ValueError on a bad one."""
-        if not isinstance(quota, (EpisodeQuota, StepBudget)):
-            raise ValueError(
-                "quota must be an EpisodeQuota or StepBudget (see "
-                f"meta_policy_search.samplers.quota.make_quota), got {quota!r}"
-            )
-        self.quota = quota
+        self.quota = check_quota(quota)
         self.meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
         self.envs_per_task = check_positive_int("envs_per_task", envs_per_task)
         self.max_path_length = check_positive_int("max_path_length", max_path_length)

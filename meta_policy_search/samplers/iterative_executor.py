@@ -24,7 +24,6 @@ class InProcessTransport:
     """
 
     unit = "worker"
-    results_shared = False
 
     def __init__(self, env: Any) -> None:
         self._env_bytes = pickle.dumps(env)

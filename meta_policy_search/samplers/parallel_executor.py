@@ -1,13 +1,13 @@
-"""Executor whose worker processes each own whole rollouts of a contiguous block of tasks.
+"""Executor whose worker processes each own whole rollouts of their share of every phase.
 
 Why whole rollouts: exchanging actions and observations over pipes every step was measured no
 faster than a single process (the IPC eats the second core). Here the parent sends each worker
 its tasks' numpy policy parameters once per sampling phase; the worker runs the same rollout loop
 as :class:`~meta_policy_search.samplers.MetaIterativeEnvExecutor` and returns finished, padded
-arrays. Episode randomness depends only on ``(seed, phase, task, rollout)``, so the result is
-identical to the iterative executor's for any number of workers. Under a step budget each worker
-pads its episode axis to its own bucket and the parent pads all to the largest (the bucket of the
-largest episode count), as the iterative executor does.
+arrays. A phase is split in shares of the tasks' episodes, balanced to within one episode
+(:mod:`~meta_policy_search.samplers.split`). Episode randomness depends only on ``(seed, phase,
+task, rollout)`` and the policy rounds each episode's rows as in a whole-task collection, so the
+result is identical to the iterative executor's for any number of workers.
 
 Workers are started with the ``'spawn'`` method: the parent usually has TensorFlow loaded, which
 must not be forked, and workers import only numpy, gymnasium and the envs. A training script
@@ -29,7 +29,12 @@ import traceback
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
-from meta_policy_search.samplers.executor_base import RolloutWorker, WorkerSpec, check_num_workers
+from meta_policy_search.samplers.executor_base import (
+    RolloutWorker,
+    WorkerSpec,
+    check_num_workers,
+    check_quota,
+)
 from meta_policy_search.samplers.quota import SamplingQuota
 from meta_policy_search.samplers.worker_pool import WorkerLost, WorkerPoolExecutor, WorkerReply
 from meta_policy_search.utils.validation import check_positive_int
@@ -133,7 +138,6 @@ class PipeTransport:
     """
 
     unit = "worker"
-    results_shared = False
 
     def __init__(self, env: Any) -> None:
         self._env_bytes = pickle.dumps(env)
@@ -213,7 +217,9 @@ class PipeTransport:
 class MetaParallelEnvExecutor(WorkerPoolExecutor):
     """Run the tasks' environments in ``n_parallel`` worker processes.
 
-    Worker ``k`` owns a contiguous block of tasks with ``envs_per_task`` env copies each. A dead
+    Worker ``k`` runs a contiguous block of the tasks' leading episodes (whole tasks, and at
+    its ends part of a task it shares with its neighbour; see
+    :mod:`~meta_policy_search.samplers.split`), with ``envs_per_task`` env copies per task. A dead
     worker (e.g. killed by the OOM killer) makes the pending or next call raise a RuntimeError
     as soon as its process is gone, and closes the executor. An exception inside a worker is
     re-raised in the parent (same type if it can be pickled, else RuntimeError) with the
@@ -226,8 +232,9 @@ class MetaParallelEnvExecutor(WorkerPoolExecutor):
         envs_per_task: env copies per task ``E``.
         max_path_length: ``H``, steps per episode at most.
         seed: root seed of all episode randomness, ``>= 0``.
-        n_parallel: number of worker processes, at most ``meta_batch_size``; ``None`` means
-            ``min(cpu count, meta_batch_size)``.
+        n_parallel: number of worker processes, at most the episodes a phase can split
+            (``meta_batch_size x R``, under a step budget ``meta_batch_size x envs_per_task``);
+            ``None`` means ``min(cpu count, meta_batch_size)``.
         timeout: seconds a call may wait for the workers' replies before the executor gives up
             on them as hung (e.g. an env stuck inside ``step``), closes and raises a
             RuntimeError; ``None`` waits as long as the workers are alive; ``'auto'``: see
@@ -256,9 +263,12 @@ class MetaParallelEnvExecutor(WorkerPoolExecutor):
         quota: SamplingQuota,
     ) -> None:
         meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
+        envs_per_task = check_positive_int("envs_per_task", envs_per_task)
         if n_parallel is None:
             n_parallel = default_num_workers(meta_batch_size)
-        self.n_parallel = check_num_workers("n_parallel", n_parallel, meta_batch_size, "a worker")
+        leading = check_quota(quota).leading_episodes(envs_per_task)
+        self.n_parallel = check_num_workers("n_parallel", n_parallel, meta_batch_size, leading,
+                                            "a worker")
         self._pipes = PipeTransport(env)
         super().__init__(
             self._pipes, env, meta_batch_size, envs_per_task, max_path_length, seed=seed,

@@ -111,10 +111,11 @@ class SamplingQuota(Protocol):
         ...
 
     def next_episode(
-        self, task: TaskProgress, copy_index: int, copy_episodes: int, envs_per_task: int,
+        self, task: TaskProgress, copy_index: int, wave: int, envs_per_task: int,
         max_path_length: int,
     ) -> int | None:
-        """The episode index an idle env copy of ``task`` runs next, or ``None`` to stay idle."""
+        """The episode index an idle env copy of ``task`` runs next in ``wave`` (the collection's
+        wave counter; only rules with :attr:`waves` read it), or ``None`` to stay idle."""
         ...
 
     def is_complete(self, prefix_episodes: int, prefix_steps: int, max_path_length: int) -> bool:
@@ -128,6 +129,22 @@ class SamplingQuota(Protocol):
 
     def num_slots(self, max_episodes: int) -> int:
         """Size of the returned episode axis when the fullest task has ``max_episodes``."""
+        ...
+
+    def num_waves(self, envs_per_task: int) -> int:
+        """How many waves a collection starts (a rule without :attr:`waves` starts one)."""
+        ...
+
+    def wave_width(self, wave: int, envs_per_task: int) -> int:
+        """``e``: how many copies of a task the policy is evaluated on in ``wave`` (the copies
+        ``0 .. e - 1``). A matmul may round a row differently for a different number of rows,
+        so the width depends on the rule alone, never on how tasks are split over workers."""
+        ...
+
+    def leading_episodes(self, envs_per_task: int) -> int:
+        """How many of a task's first episodes always run, each on its own copy from the
+        first tick (episode ``k`` on copy ``k mod E``): the episodes a sampling phase may split
+        over several workers without changing any result."""
         ...
 
 
@@ -147,12 +164,11 @@ class EpisodeQuota:
     num_rollouts: int
 
     def next_episode(
-        self, task: TaskProgress, copy_index: int, copy_episodes: int, envs_per_task: int,
+        self, task: TaskProgress, copy_index: int, wave: int, envs_per_task: int,
         max_path_length: int,
     ) -> int | None:
-        """Episode ``copy_episodes x E + copy_index`` (the copy's wave is ``copy_episodes``) if
-        it is below ``R``, else ``None``."""
-        episode = copy_index + copy_episodes * envs_per_task
+        """Episode ``wave x E + copy_index`` if it is below ``R``, else ``None``."""
+        episode = copy_index + wave * envs_per_task
         return episode if episode < self.num_rollouts else None
 
     def is_complete(self, prefix_episodes: int, prefix_steps: int, max_path_length: int) -> bool:
@@ -165,6 +181,18 @@ class EpisodeQuota:
 
     def num_slots(self, max_episodes: int) -> int:
         """``R``."""
+        return self.num_rollouts
+
+    def num_waves(self, envs_per_task: int) -> int:
+        """``ceil(R / E)``."""
+        return -(-self.num_rollouts // envs_per_task)
+
+    def wave_width(self, wave: int, envs_per_task: int) -> int:
+        """``min(E, R - wave x E)``: the copies that have an episode in the wave."""
+        return min(envs_per_task, self.num_rollouts - wave * envs_per_task)
+
+    def leading_episodes(self, envs_per_task: int) -> int:
+        """``R``: every episode's copy and wave are fixed in advance."""
         return self.num_rollouts
 
 
@@ -181,7 +209,7 @@ class StepBudget:
     num_rollouts: int
 
     def next_episode(
-        self, task: TaskProgress, copy_index: int, copy_episodes: int, envs_per_task: int,
+        self, task: TaskProgress, copy_index: int, wave: int, envs_per_task: int,
         max_path_length: int,
     ) -> int | None:
         """The task's next unstarted episode while its started steps are below the budget."""
@@ -202,6 +230,21 @@ class StepBudget:
     def num_slots(self, max_episodes: int) -> int:
         """:func:`episode_bucket` of ``max_episodes``: tasks' graphs see only a few shapes."""
         return episode_bucket(max_episodes, self.num_rollouts)
+
+    def num_waves(self, envs_per_task: int) -> int:
+        """1: copies start their next episodes as soon as they are idle."""
+        return 1
+
+    def wave_width(self, wave: int, envs_per_task: int) -> int:
+        """``E``: every copy starts an episode at the first tick (the budget of ``R x H >= E``
+        steps is not reached before)."""
+        return envs_per_task
+
+    def leading_episodes(self, envs_per_task: int) -> int:
+        """``E``: episodes ``0 .. E - 1`` start on copies ``0 .. E - 1`` at the first tick and
+        belong to every complete prefix (it holds at least ``R >= E`` episodes); which copy
+        runs a later episode depends on when the earlier ones end."""
+        return envs_per_task
 
 
 _QUOTAS: dict[str, type[EpisodeQuota] | type[StepBudget]] = {

@@ -1,4 +1,4 @@
-"""Executor whose Ray actors each own whole rollouts of a contiguous block of tasks.
+"""Executor whose Ray actors each own whole rollouts of their share of every phase.
 
 The multi-machine version of :class:`~meta_policy_search.samplers.MetaParallelEnvExecutor`: a Ray
 actor call costs about a millisecond, far too much per env step, so an actor owns all env copies
@@ -21,7 +21,12 @@ import contextlib
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from meta_policy_search.samplers.executor_base import RolloutWorker, WorkerSpec, check_num_workers
+from meta_policy_search.samplers.executor_base import (
+    RolloutWorker,
+    WorkerSpec,
+    check_num_workers,
+    check_quota,
+)
 from meta_policy_search.samplers.quota import SamplingQuota
 from meta_policy_search.samplers.worker_pool import WorkerLost, WorkerPoolExecutor, WorkerReply
 from meta_policy_search.utils.validation import check_positive_int
@@ -88,7 +93,7 @@ class RolloutActor(RolloutWorker):
 
 
 class RayTransport:
-    """Calls :class:`RolloutActor` s, one Ray actor (one CPU) per task block.
+    """Calls :class:`RolloutActor` s, one Ray actor (one CPU) per worker of the pool.
 
     A dead actor (killed, crashed or on a lost node) is noticed within about
     ``_POLL_SECONDS``. An actor's exception comes back as Ray's ``RayTaskError``; the reply
@@ -102,7 +107,6 @@ class RayTransport:
     """
 
     unit = "actor"
-    results_shared = True  # results are read-only views into the object store
 
     def __init__(self, env: Any, ray: Any) -> None:
         self._ray = ray
@@ -173,7 +177,8 @@ class RayTransport:
 class MetaRayEnvExecutor(WorkerPoolExecutor):
     """Run the tasks' environments in ``num_actors`` Ray actors, possibly on several machines.
 
-    Actor ``k`` owns a contiguous block of tasks with ``envs_per_task`` env copies each and asks
+    Actor ``k`` runs a contiguous block of the tasks' leading episodes (see
+    :mod:`~meta_policy_search.samplers.split`), with ``envs_per_task`` env copies per task, and asks
     Ray for one CPU, so a cluster spreads the actors over its free cores. A dead actor (killed,
     crashed or on a lost node) makes the pending or next call raise a RuntimeError within about
     a second, and closes the executor. An exception inside an actor is re-raised in the caller
@@ -224,8 +229,11 @@ class MetaRayEnvExecutor(WorkerPoolExecutor):
         quota: SamplingQuota,
     ) -> None:
         meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
+        envs_per_task = check_positive_int("envs_per_task", envs_per_task)
         if num_actors is not None:
-            num_actors = check_num_workers("num_actors", num_actors, meta_batch_size, "an actor")
+            leading = check_quota(quota).leading_episodes(envs_per_task)
+            num_actors = check_num_workers("num_actors", num_actors, meta_batch_size, leading,
+                                           "an actor")
         ray = ensure_ray_initialized(ray_address)
         if num_actors is None:
             cpus = int(ray.cluster_resources().get("CPU", 1))
@@ -239,5 +247,5 @@ class MetaRayEnvExecutor(WorkerPoolExecutor):
 
     @property
     def actors(self) -> list[Any]:
-        """The Ray actor handles, one per task block (empty once closed)."""
+        """The Ray actor handles, one per worker of the pool (empty once closed)."""
         return list(self._ray_transport.actors)

@@ -1,4 +1,4 @@
-"""The one rollout loop every executor runs: whole padded episodes for a block of tasks.
+"""The one rollout loop every executor runs: whole padded episodes of a worker's shares of tasks.
 
 An executor owns ``envs_per_task`` (``E``) environment copies per task, as one
 :class:`~meta_policy_search.envs.base.BatchedMetaEnv` of ``T x E`` envs: the env's own batched
@@ -13,9 +13,13 @@ runs next, if any: exactly ``R`` episodes per task in waves of ``e <= E`` copies
 or, the original's step budget, episodes back to back on all ``E`` copies (``'budget'``). Steps are
 recorded time-major per copy and cut into episodes at the end.
 
-The width ``e`` of the policy's batch is part of the result: a batched matmul may round a row
-differently for a different number of rows, so it depends on the quota alone, never on the worker
-split or the timing.
+The width ``e`` of the policy's batch and the row (copy) an episode runs on are part of the result:
+a batched matmul may round a row differently for a different number of rows, or at another row
+(both seen with numpy's OpenBLAS at the policies' shapes), so they depend on the quota alone,
+never on the worker split or the timing. A worker that runs only some episodes of a task
+(a :class:`~meta_policy_search.samplers.split.Share`) evaluates the policy on all ``e`` rows of
+the wave and runs each episode on its own copy; under a step budget a task continued in a second
+round replays its first episodes' schedule (see :mod:`~meta_policy_search.samplers.split`).
 
 Randomness depends only on ``(seed, phase, global task index, episode index)`` (see
 :func:`episode_randomness`): not on the number of envs per task, the tick an episode starts at or
@@ -36,8 +40,8 @@ import numpy as np
 
 from meta_policy_search.envs.base import BatchedMetaEnv
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
-from meta_policy_search.samplers.quota import SamplingQuota
-from meta_policy_search.types import PathBatch
+from meta_policy_search.samplers.paths import CompactPaths
+from meta_policy_search.samplers.split import Share
 
 _RESET_SEED_BOUND = 2**31 - 1
 
@@ -109,16 +113,18 @@ def episode_randomness(
 
 
 class _TaskEpisodes:
-    """Bookkeeping of one task's episodes during :func:`collect_paths`, keyed by episode ``k``.
+    """Bookkeeping of one share's episodes during :func:`collect_paths`, keyed by episode ``k``.
 
     Args:
-        task_index: global index of the task (seeds its episodes).
+        share: the task and the episodes of it that the collection runs.
         copies: the flat indices of the task's env copies.
         run: the collection the task belongs to (its copies' running episodes and steps).
     """
 
-    def __init__(self, task_index: int, copies: range, run: _Collection) -> None:
-        self.task_index = task_index
+    def __init__(self, share: Share, copies: range, run: _Collection) -> None:
+        self.share = share
+        self.task_index = share.task_index
+        self.quota = share.quota
         self.copies = copies
         self._run = run
         self.starts: dict[int, int] = {}
@@ -146,110 +152,159 @@ class _TaskEpisodes:
         running = sum(int(run.steps[i]) for i in self.copies if run.episode[i] >= 0)
         return self.completed_steps + running
 
+    @property
+    def num_returned(self) -> int:
+        """How many episodes, from :attr:`Share.first_episode` on, the collection returns."""
+        if self.share.episodes is not None:
+            first, stop = self.share.episodes
+            return stop - first
+        return self.prefix_len - self.share.first_episode
+
+    def next_episode(self, copy: int, wave: int) -> int | None:
+        """The episode an idle ``copy`` of the task starts in ``wave``, or ``None``."""
+        run = self._run
+        episode = self.quota.next_episode(self, copy, wave, run.envs_per_task, run.horizon)
+        if episode is None or self.share.episodes is None:
+            return episode
+        first, stop = self.share.episodes
+        return episode if first <= episode < stop else None
+
     def start(self, episode: int, env: int, tick: int) -> None:
         """Record that ``env`` starts ``episode`` with its first step at ``tick``."""
         self.starts[episode], self.envs[episode], self.lengths[episode] = tick, env, -1
 
     def finish(self, episode: int, length: int) -> None:
         """Record that ``episode`` ended after ``length`` steps; extend the complete prefix."""
-        run = self._run
         self.lengths[episode] = length
         self.completed_steps += length
         while not self.done and self.lengths.get(self.prefix_len, -1) >= 0:
             self.prefix_steps += self.lengths[self.prefix_len]
             self.prefix_len += 1
-            self.done = run.quota.is_complete(self.prefix_len, self.prefix_steps, run.horizon)
+            self.done = self.quota.is_complete(
+                self.prefix_len, self.prefix_steps, self._run.horizon
+            )
 
 
 class _Collection:
-    """The state of one collection over ``T x E`` envs (flat index ``t * E + j``)."""
+    """The state of one collection over ``S x E`` env copies (flat index ``s * E + j`` for copy
+    ``j`` of share ``s``; ``env_ids`` maps it to the index in the batched env).
+
+    An episode with a known length (:attr:`Share.known_lengths`) is *replayed*: its copy counts
+    as running, with steps advancing every tick, until the known length, but is never reset or
+    stepped.
+    """
 
     def __init__(
         self,
         envs: BatchedMetaEnv,
         envs_per_task: int,
-        task_indices: Sequence[int],
-        quota: SamplingQuota,
+        shares: Sequence[Share],
+        env_slots: Sequence[int],
         max_path_length: int,
         seed: int,
         phase: int,
     ) -> None:
-        self.num_tasks, self.envs_per_task = len(task_indices), envs_per_task
-        self.envs, self.quota = envs, quota
+        self.num_tasks, self.envs_per_task = len(shares), envs_per_task
+        self.envs = envs
         self.obs_dim = space_dim(envs.observation_space, "observation_space")
         self.act_dim = space_dim(envs.action_space, "action_space")
         self.horizon = max_path_length
         self.seed, self.phase = seed, phase
         num_envs = self.num_tasks * envs_per_task
         self.tasks = [
-            _TaskEpisodes(int(task_index), range(t * envs_per_task, (t + 1) * envs_per_task), self)
-            for t, task_index in enumerate(task_indices)
+            _TaskEpisodes(share, range(t * envs_per_task, (t + 1) * envs_per_task), self)
+            for t, share in enumerate(shares)
         ]
+        self.env_ids = np.array(
+            [slot * envs_per_task + j for slot in env_slots for j in range(envs_per_task)],
+            dtype=np.int64,
+        )
+        self.num_waves = max(share.quota.num_waves(envs_per_task) for share in shares)
         self.episode = [-1] * num_envs  # running episode index k per env, -1 when idle
-        self.copy_episodes = [0] * num_envs  # episodes each env copy has started
         self.steps = np.zeros(num_envs, dtype=np.int64)  # steps taken in the running episode
+        # The known length of the episode an env replays (0 when it steps or idles).
+        self.replay_length = np.zeros(num_envs, dtype=np.int64)
         self.obs_now = np.zeros((num_envs, self.obs_dim))
         self.noise = np.zeros((num_envs, self.horizon, self.act_dim))
 
-    def start(self, candidates: Iterable[int], tick: int) -> list[int]:
-        """Start the next episode (as the quota says) on each idle env of ``candidates``.
+    def wave_width(self, wave: int) -> int:
+        """The policy's batch width in ``wave`` (every share's rule must agree on it)."""
+        copies = self.envs_per_task
+        widths = {task.quota.wave_width(wave, copies) for task in self.tasks
+                  if wave < task.quota.num_waves(copies)}
+        if len(widths) > 1:
+            raise ValueError(
+                f"the shares of one collection disagree on wave {wave}'s width: {sorted(widths)}"
+            )
+        return widths.pop() if widths else copies
+
+    def start(self, candidates: Iterable[int], tick: int, wave: int) -> tuple[list[int], list[int]]:
+        """Start the next episode (as the share says) on each idle env of ``candidates``.
 
         Args:
             candidates: idle envs, ascending (a lower env takes the lower episode index).
             tick: the tick of the new episodes' first step.
+            wave: the collection's wave counter (read by rules with waves).
 
         Returns:
-            The envs that started an episode, ascending (the others stay idle).
+            ``(stepped, replayed)``: the envs that started an episode to step and those that
+            replay a known one, each ascending (the others stay idle).
         """
-        started, seeds = [], []
+        started, replayed, seeds = [], [], []
         for i in candidates:
             task = self.tasks[i // self.envs_per_task]
-            k = self.quota.next_episode(
-                task, i % self.envs_per_task, self.copy_episodes[i], self.envs_per_task,
-                self.horizon,
-            )
+            k = task.next_episode(i % self.envs_per_task, wave)
             if k is None:
+                continue
+            self.episode[i], self.steps[i] = k, 0
+            task.start(k, i, tick)
+            if k < len(task.share.known_lengths):
+                self.replay_length[i] = task.share.known_lengths[k]
+                replayed.append(i)
                 continue
             reset_seed, self.noise[i] = episode_randomness(
                 self.seed, self.phase, task.task_index, k, self.horizon, self.act_dim
             )
-            self.episode[i], self.steps[i] = k, 0
-            self.copy_episodes[i] += 1
-            task.start(k, i, tick)
             started.append(i)
             seeds.append(reset_seed)
         if started:
-            self.obs_now[started] = self.envs.reset(np.array(started), seeds)
-        return started
+            self.obs_now[started] = self.envs.reset(self.env_ids[started], seeds)
+        return started, replayed
 
     def _stop(self, i: int) -> None:
-        self.episode[i], self.steps[i] = -1, 0
+        self.episode[i], self.steps[i], self.replay_length[i] = -1, 0, 0
 
     def end_episodes(
-        self, finished: list[int], still_running: np.ndarray, tick: int
-    ) -> np.ndarray:
+        self, finished: list[int], still_running: np.ndarray, still_replayed: np.ndarray,
+        tick: int,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Handle the envs whose episode ended at ``tick - 1``; return the envs running at ``tick``.
 
         Args:
-            finished: envs whose episode just ended, ascending.
-            still_running: the other envs that stepped, ascending.
+            finished: envs whose episode (stepped or replayed) just ended, ascending.
+            still_running: the other stepped envs, ascending.
+            still_replayed: the other replaying envs, ascending.
             tick: the next tick.
 
         Returns:
-            The running envs, ascending: ``still_running`` without the envs of tasks that are now
-            done (their extra episodes are dropped), plus the finished envs that start a new
-            episode.
+            ``(running, replayed)``, each ascending: the envs still running or replaying, less
+            those of tasks that are now done (their extra episodes are dropped), plus the
+            finished envs of rules without waves that start a new episode.
         """
         for i in finished:
             self.tasks[i // self.envs_per_task].finish(self.episode[i], int(self.steps[i]))
             self._stop(i)
-        restarted = [] if self.quota.waves else self.start(finished, tick)
-        keep = [i for i in still_running.tolist() if not self.tasks[i // self.envs_per_task].done]
-        if len(keep) < len(still_running):
-            for i in set(still_running.tolist()) - set(keep):
+        # A rule without waves restarts a copy at once; its wave counter is not read.
+        restart = [i for i in finished if not self.tasks[i // self.envs_per_task].quota.waves]
+        restarted, restarted_replays = self.start(restart, tick, 0) if restart else ([], [])
+
+        def keep(envs: np.ndarray, added: list[int]) -> np.ndarray:
+            kept = [i for i in envs.tolist() if not self.tasks[i // self.envs_per_task].done]
+            for i in set(envs.tolist()) - set(kept):
                 self._stop(i)
-        running = sorted(keep + restarted) if restarted else keep
-        return np.array(running, dtype=np.int64)
+            return np.array(sorted(kept + added) if added else kept, dtype=np.int64)
+
+        return keep(still_running, restarted), keep(still_replayed, restarted_replays)
 
 
 def _first_copies(
@@ -281,46 +336,48 @@ def collect_paths(
     envs: BatchedMetaEnv,
     envs_per_task: int,
     policy: NumpyGaussianMLP,
-    task_indices: Sequence[int],
-    quota: SamplingQuota,
+    shares: Sequence[Share],
     max_path_length: int,
     seed: int,
     phase: int,
     exec_times: ExecTimes | None = None,
-) -> PathBatch:
-    """Collect each task's episodes as ``quota`` says, with the given envs and policy.
+    env_slots: Sequence[int] | None = None,
+) -> CompactPaths:
+    """Collect the episodes of each share, with the given envs and policy.
 
-    The envs must already be set to their tasks. Padded steps (after an episode terminated or
-    was truncated at ``H``) and padded episodes are zero in every array and have ``mask == 0``;
-    the terminating step itself is real. The env's per-step infos are stacked into
+    The envs must already be set to their tasks. An episode's real steps end with the step
+    that terminated it or the ``H``-th; the env's per-step infos are stacked into
     ``env_infos``.
 
     Args:
-        envs: ``len(task_indices) * envs_per_task`` envs; env ``t * E + j`` is the ``j``-th copy
-            of local task ``t`` (a batched env, or an
-            :class:`~meta_policy_search.envs.batched.EnvList` of single envs).
+        envs: a batched env (or an :class:`~meta_policy_search.envs.batched.EnvList` of single
+            envs) holding ``E`` copies per env slot: env ``slot * E + j`` is the ``j``-th copy
+            of the slot's task.
         envs_per_task: ``E``, env copies per task.
-        policy: per-task policies of these tasks (``num_tasks == len(task_indices)``).
-        task_indices: global index of each local task, used to derive randomness.
-        quota: which episodes each task gets (:mod:`meta_policy_search.samplers.quota`).
+        policy: one policy per share (``num_tasks == len(shares)``), in the same order.
+        shares: the tasks and which of their episodes to run
+            (:class:`~meta_policy_search.samplers.split.Share`).
         max_path_length: ``H``, steps per episode at most.
         seed: root seed, ``>= 0``.
         phase: sampling-phase counter, ``>= 0``.
         exec_times: if given, the seconds spent in the policy and the envs (steps, and resets
             with the episode bookkeeping around them) are added to it.
+        env_slots: the env slot of each share (``None``: share ``s`` uses slot ``s``).
 
     Returns:
-        A :class:`PathBatch` ``[len(task_indices), N, H, ...]`` with
-        ``N = quota.num_slots(max_t n_t)`` (``R`` for ``'rollouts'``, a ladder size for
-        ``'budget'``); task ``t``'s episodes ``0 .. n_t - 1`` are real, the rest padding.
+        :class:`~meta_policy_search.samplers.paths.CompactPaths` with one row per share: the
+        share's returned episodes from its ``first_episode`` on (a whole task's under a step
+        budget: its shortest complete prefix), their real steps only.
 
     Raises:
         ValueError: if an env's info lacks a key that the first step's info had.
     """
-    run = _Collection(envs, envs_per_task, task_indices, quota, max_path_length, seed, phase)
+    if env_slots is None:
+        env_slots = range(len(shares))
+    run = _Collection(envs, envs_per_task, shares, env_slots, max_path_length, seed, phase)
     num_tasks = run.num_tasks
-    num_envs, obs_dim, act_dim = envs.num_envs, run.obs_dim, run.act_dim
-    capacity = quota.max_ticks(envs_per_task, max_path_length)
+    num_envs, obs_dim, act_dim = num_tasks * envs_per_task, run.obs_dim, run.act_dim
+    capacity = max(share.quota.max_ticks(envs_per_task, max_path_length) for share in shares)
     obs_w = np.empty((capacity, num_envs, obs_dim), dtype=np.float32)
     act_w = np.empty((capacity, num_envs, act_dim), dtype=np.float32)
     mean_w = np.empty((capacity, num_envs, act_dim), dtype=np.float32)
@@ -328,21 +385,33 @@ def collect_paths(
     rew_w = np.empty((capacity, num_envs), dtype=np.float32)
     info_w: dict[str, np.ndarray] | None = None
     env_range = np.arange(num_envs)
-    obs_now, steps = run.obs_now, run.steps
+    obs_now, steps, replay_length = run.obs_now, run.steps, run.replay_length
 
     clock = time.perf_counter
     policy_seconds = env_seconds = 0.0
-    tick, width = 0, envs_per_task
-    running = np.zeros(0, dtype=np.int64)
+    tick, wave, width = 0, 0, envs_per_task
+    running = replayed = np.zeros(0, dtype=np.int64)
     while True:
-        if not len(running):  # the first wave, or the next one (``quota.waves``)
-            tic = clock()
-            started = run.start(range(num_envs), tick)
-            env_seconds += clock() - tic
-            if not started:
+        if not len(running) and not len(replayed):  # the first wave, or the next one
+            if wave == run.num_waves:
                 break
+            tic = clock()
+            started, replays = run.start(range(num_envs), tick, wave)
+            env_seconds += clock() - tic
+            width = run.wave_width(wave)
+            wave += 1
             running = np.array(started, dtype=np.int64)
-            width = max(i % envs_per_task for i in started) + 1
+            replayed = np.array(replays, dtype=np.int64)
+            continue
+        if not len(running):  # only replayed episodes: skip to the tick where one ends
+            skip = int(np.min(replay_length[replayed] - steps[replayed]))
+            steps[replayed] += skip
+            tick += skip
+            ended = steps[replayed] == replay_length[replayed]
+            running, replayed = run.end_episodes(
+                replayed[ended].tolist(), running, replayed[~ended], tick
+            )
+            continue
         noise = run.noise[env_range, steps]
         tic = clock()
         act_h, dist = policy.sample(
@@ -356,7 +425,7 @@ def collect_paths(
         _first_copies(mean_w[tick], num_tasks, envs_per_task, width, dist["mean"])
         _first_copies(log_std_w[tick], num_tasks, envs_per_task, width, dist["log_std"])
         tic = clock()
-        step = envs.step(running, act_w[tick][running])
+        step = envs.step(run.env_ids[running], act_w[tick][running])
         env_seconds += clock() - tic
         obs_now[running] = step.observations
         rew_w[tick, running] = step.rewards
@@ -365,39 +434,51 @@ def collect_paths(
         record_infos(info_w, step.infos, tick, running)
         steps[running] += 1
         ended = step.dones | (steps[running] == max_path_length)
+        replay_ended = np.zeros(0, dtype=bool)
+        if len(replayed):
+            steps[replayed] += 1
+            replay_ended = steps[replayed] == replay_length[replayed]
         tick += 1
-        if ended.any():
+        if ended.any() or replay_ended.any():
             tic = clock()
-            running = run.end_episodes(running[ended].tolist(), running[~ended], tick)
+            finished = running[ended].tolist()
+            if replay_ended.any():
+                finished = sorted(finished + replayed[replay_ended].tolist())
+            running, replayed = run.end_episodes(
+                finished, running[~ended], replayed[~replay_ended] if len(replayed) else replayed,
+                tick,
+            )
             env_seconds += clock() - tic
     if exec_times is not None:
         exec_times.policy_seconds += policy_seconds
         exec_times.env_seconds += env_seconds
 
-    counts = [task.prefix_len for task in run.tasks]
-    num_slots = quota.num_slots(max(counts))
-    starts = np.zeros((num_tasks, num_slots), dtype=np.int64)
-    env_of = np.zeros((num_tasks, num_slots), dtype=np.int64)
-    lengths = np.zeros((num_tasks, num_slots), dtype=np.int64)
+    counts = [task.num_returned for task in run.tasks]
+    starts = np.zeros((num_tasks, max(counts)), dtype=np.int64)
+    env_of = np.zeros((num_tasks, max(counts)), dtype=np.int64)
+    lengths = np.zeros((num_tasks, max(counts)), dtype=np.int64)
     for t, (task, count) in enumerate(zip(run.tasks, counts)):
-        for k in range(count):
-            starts[t, k], env_of[t, k], lengths[t, k] = task.starts[k], task.envs[k], task.lengths[k]
+        first = task.share.first_episode
+        for n in range(count):
+            k = first + n
+            starts[t, n], env_of[t, n] = task.starts[k], task.envs[k]
+            lengths[t, n] = task.lengths[k]
     time_index = np.arange(max_path_length)
-    padding = time_index >= lengths[..., None]  # [T, N, H]
-    tick_index = np.minimum(starts[..., None] + time_index, max(tick - 1, 0))
-    env_index = np.broadcast_to(env_of[..., None], padding.shape)
+    real = time_index < lengths[..., None]  # [S, N, H]
+    tick_index = (starts[..., None] + time_index)[real]
+    env_index = np.broadcast_to(env_of[..., None], real.shape)[real]
 
     def gather(buffer: np.ndarray) -> np.ndarray:
-        """``[ticks, T * E, ...]`` time-major buffer -> ``[T, N, H, ...]`` episodes."""
-        episodes = buffer[tick_index, env_index]
-        episodes[padding] = 0.0
-        return episodes
+        """``[ticks, S * E, ...]`` time-major buffer -> ``[n, ...]`` real steps in ``(row,
+        episode, step)`` order."""
+        return buffer[tick_index, env_index]
 
-    return PathBatch(
+    return CompactPaths(
+        lengths=lengths,
+        horizon=max_path_length,
         observations=gather(obs_w),
         actions=gather(act_w),
         rewards=gather(rew_w),
-        mask=(~padding).astype(np.float32),
         agent_infos={"mean": gather(mean_w), "log_std": gather(log_std_w)},
         env_infos={key: gather(buffer) for key, buffer in (info_w or {}).items()},
     )

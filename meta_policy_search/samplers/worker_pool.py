@@ -1,8 +1,9 @@
 """One executor over a pool of rollout workers, whatever carries the calls to them.
 
-:class:`WorkerPoolExecutor` splits the ``meta_batch_size`` tasks into contiguous blocks, one per
-worker (:class:`~meta_policy_search.samplers.executor_base.RolloutWorker`: the env copies of a
-block and the one rollout loop), and runs every call the same way: submit one call per worker,
+:class:`WorkerPoolExecutor` splits every sampling phase into contiguous blocks of the tasks'
+episodes, one per worker (:mod:`~meta_policy_search.samplers.split`;
+:class:`~meta_policy_search.samplers.executor_base.RolloutWorker`: the env copies of its tasks and
+the one rollout loop), and runs every call the same way: submit one call per worker,
 gather the replies before a deadline, turn a dead or hung worker into one ``RuntimeError`` (and
 close the pool), re-raise a worker's exception once every worker has replied (the pool stays
 usable). A :class:`Transport` carries the calls: in this process
@@ -24,15 +25,15 @@ from typing import Any, Protocol, Self
 import numpy as np
 
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
-from meta_policy_search.samplers.executor_base import (
-    ExecutorBase,
-    WorkerSpec,
-    check_tasks,
-    split_task_blocks,
-)
-from meta_policy_search.samplers.paths import concatenate_paths
+from meta_policy_search.samplers.executor_base import ExecutorBase, WorkerSpec, check_tasks
+from meta_policy_search.samplers.paths import CompactPaths, assemble_shares
 from meta_policy_search.samplers.quota import SamplingQuota
 from meta_policy_search.samplers.rollout import ExecTimes
+from meta_policy_search.samplers.split import (
+    assign_continuations,
+    complete_prefix,
+    split_episodes,
+)
 from meta_policy_search.types import PathBatch, Task
 
 AUTO_TIMEOUT = "auto"
@@ -127,8 +128,6 @@ class Transport(Protocol):
 
     unit: str
     """What a worker is called in messages: ``'worker'`` or ``'actor'``."""
-    results_shared: bool
-    """Whether results may be read-only views (Ray's object store) that must be copied."""
 
     def start(self, specs: Sequence[WorkerSpec]) -> None:
         """Start one worker per spec; each replies once it is ready."""
@@ -156,25 +155,18 @@ class Transport(Protocol):
         ...
 
 
-def writable_copy(paths: PathBatch) -> PathBatch:
-    """Copy of a path batch whose arrays are writable (Ray hands out read-only views)."""
-    return PathBatch(
-        observations=np.array(paths.observations),
-        actions=np.array(paths.actions),
-        rewards=np.array(paths.rewards),
-        mask=np.array(paths.mask),
-        agent_infos={k: np.array(v) for k, v in paths.agent_infos.items()},
-        env_infos={k: np.array(v) for k, v in paths.env_infos.items()},
-    )
-
-
 def describe_tasks(start: int, stop: int) -> str:
     """The one way task ranges are written in messages: ``'tasks 2..4'`` for ``range(2, 5)``."""
     return f"tasks {start}..{stop - 1}"
 
 
 class WorkerPoolExecutor(ExecutorBase):
-    """Rollouts in a pool of workers, one contiguous block of tasks each, over a transport.
+    """Rollouts in a pool of workers, one contiguous block of the tasks' episodes each, over a
+    transport.
+
+    Under a step budget a task whose leading episodes were split over workers and do not fill
+    its budget is continued by one of them in a second round of calls
+    (:meth:`~meta_policy_search.samplers.executor_base.RolloutWorker.continue_tasks`).
 
     Args:
         transport: what carries the calls (see :class:`Transport`).
@@ -185,7 +177,8 @@ class WorkerPoolExecutor(ExecutorBase):
         seed: root seed of all episode randomness, ``>= 0``.
         quota: the episodes each task gets per :meth:`collect`
             (:func:`~meta_policy_search.samplers.quota.make_quota`), given to the workers once.
-        num_workers: workers, ``1 <= num_workers <= meta_batch_size``.
+        num_workers: workers, at least 1 and at most the episodes a phase can split
+            (``meta_batch_size x quota.leading_episodes(envs_per_task)``).
         timeout: see :class:`SamplerTimeout`; starting the workers may take at least
             :data:`STARTUP_TIMEOUT` seconds.
         use_batched_env: step the env's batched implementation (``env.make_batched``) if it has
@@ -217,12 +210,19 @@ class WorkerPoolExecutor(ExecutorBase):
         self.timeout = SamplerTimeout(timeout)
         """The pool's deadline per call."""
         self._init_spaces(env)
-        self.task_blocks = split_task_blocks(self.meta_batch_size, num_workers)
-        """Half-open ``(start, stop)`` task range of each worker."""
+        self.leading_episodes = self.quota.leading_episodes(self.envs_per_task)
+        """The episodes of every task that a phase splits over the workers."""
+        self.shares = split_episodes(self.meta_batch_size, self.leading_episodes, num_workers)
+        """Per worker, the ``(task, first, stop)`` ranges of leading episodes it runs
+        (:func:`~meta_policy_search.samplers.split.split_episodes`)."""
+        self.task_blocks = [(block[0][0], block[-1][0] + 1) for block in self.shares]
+        """Half-open ``(start, stop)`` range of the tasks each worker holds (neighbours share
+        a task whose episodes are split between them)."""
         specs = [
             WorkerSpec(start, stop, self.envs_per_task, self.max_path_length, self.seed,
-                       self.quota, use_batched_env)
-            for start, stop in self.task_blocks
+                       self.quota, use_batched_env,
+                       episodes=tuple((first, stop) for _, first, stop in block))
+            for (start, stop), block in zip(self.task_blocks, self.shares)
         ]
         try:
             transport.start(specs)
@@ -234,7 +234,7 @@ class WorkerPoolExecutor(ExecutorBase):
 
     @property
     def num_workers(self) -> int:
-        """Number of workers (task blocks)."""
+        """Number of workers."""
         return len(self.task_blocks)
 
     @property
@@ -261,19 +261,30 @@ class WorkerPoolExecutor(ExecutorBase):
     # ------------------------------------------------------------------ calls
     def _call(self, method: str, args: Sequence[tuple[Any, ...]], what: str) -> list[Any]:
         """Call ``method`` on every worker (``args[k]`` for worker ``k``); return the results."""
+        results = self._call_some(method, dict(enumerate(args)), what)
+        return [results[k] for k in range(len(args))]
+
+    def _call_some(
+        self, method: str, args: dict[int, tuple[Any, ...]], what: str,
+        timeout: float | None = None,
+    ) -> dict[int, Any]:
+        """Call ``method`` on the workers ``args`` names (``args[k]`` for worker ``k``) and wait
+        at most ``timeout`` seconds (``None``: the pool's deadline); return their results."""
         self._check_open()
-        for k, worker_args in enumerate(args):
+        for k, worker_args in args.items():
             try:
                 self._transport.submit(k, method, worker_args)
             except WorkerLost as lost:
                 self._fail(self._lost_message(lost, what), lost)
-        return self._gather(what, self.timeout.seconds)
+        return self._gather(what, self.timeout.seconds if timeout is None else timeout, args)
 
-    def _gather(self, what: str, timeout: float | None) -> list[Any]:
-        """One reply per worker before ``timeout`` seconds; raise on a dead, hung or failing
-        worker."""
-        pending = set(range(self.num_workers))
-        results: list[Any] = [None] * self.num_workers
+    def _gather(
+        self, what: str, timeout: float | None, workers: Collection[int] | None = None
+    ) -> dict[int, Any]:
+        """One reply per worker (of ``workers``; ``None``: all) before ``timeout`` seconds;
+        raise on a dead, hung or failing worker."""
+        pending = set(range(self.num_workers) if workers is None else workers)
+        results: dict[int, Any] = {}
         failed: list[tuple[int, WorkerReply]] = []
         deadline = None if timeout is None else time.monotonic() + timeout
         while pending:
@@ -351,19 +362,83 @@ class WorkerPoolExecutor(ExecutorBase):
         """
         phase = self._check_collect_args(policy, phase)
         start = time.perf_counter()
+        deadline = None if self.timeout.seconds is None else start + self.timeout.seconds
         results = self._call(
             "collect",
             [(policy if self.num_workers == 1 else policy.task_slice(a, b), phase)
              for a, b in self.task_blocks],
             "collect",
         )
-        self.timeout.record(time.perf_counter() - start)
         batches = [paths for paths, _ in results]
-        self.last_exec_times = sum((times for _, times in results), ExecTimes())
-        paths = concatenate_paths(batches)
-        if len(batches) == 1 and self._transport.results_shared:
-            paths = writable_copy(paths)
+        exec_times = sum((times for _, times in results), ExecTimes())
+        pieces, counts, continued = self._first_round_pieces(batches)
+        if continued:
+            remaining = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            for worker, (batch, times) in self._continue(continued, remaining).items():
+                exec_times += times
+                for row, (task, lengths) in enumerate(continued[worker]):
+                    count = int(np.count_nonzero(batch.lengths[row]))
+                    pieces.append((batch, row, task, len(lengths), count))
+                    counts[task] = len(lengths) + count
+        paths = assemble_shares(pieces, self.meta_batch_size, self.quota.num_slots(max(counts)))
+        self.timeout.record(time.perf_counter() - start)
+        self.last_exec_times = exec_times
         return paths
+
+    def _first_round_pieces(
+        self, batches: Sequence[CompactPaths]
+    ) -> tuple[list[tuple[CompactPaths, int, int, int, int]], list[int],
+               dict[int, list[tuple[int, tuple[int, ...]]]]]:
+        """Where the first round's episodes go, each task's episode count so far, and the
+        tasks split over workers that need a second round (under a step budget).
+
+        Returns:
+            ``(pieces, counts, continued)``: pieces for
+            :func:`~meta_policy_search.samplers.paths.assemble_shares`; per task its episodes;
+            worker -> the ``(task, leading episodes' lengths)`` it continues.
+        """
+        pieces: list[tuple[CompactPaths, int, int, int, int]] = []
+        counts = [0] * self.meta_batch_size
+        split: dict[int, list[int]] = {}
+        holders: dict[int, list[int]] = {}
+        for worker, (batch, block) in enumerate(zip(batches, self.shares)):
+            for row, (task, first, stop) in enumerate(block):
+                whole = (first, stop) == (0, self.leading_episodes)
+                count = int(np.count_nonzero(batch.lengths[row])) if whole else stop - first
+                pieces.append((batch, row, task, first, count))
+                counts[task] = max(counts[task], first + count)
+                if not whole:
+                    split.setdefault(task, [0] * self.leading_episodes)[first:stop] = [
+                        int(n) for n in batch.lengths[row, :count]
+                    ]
+                    holders.setdefault(task, []).append(worker)
+        if self.quota.waves:  # every episode was fixed in advance: nothing to continue
+            return pieces, counts, {}
+        candidates, remaining = {}, {}
+        for task, lengths in split.items():
+            # A budget of R x H steps needs at least R >= E episodes, so a complete prefix
+            # here is all E leading episodes, each of H steps.
+            complete = complete_prefix(self.quota, lengths, self.max_path_length)
+            if complete is not None:
+                counts[task] = complete
+                continue
+            candidates[task] = holders[task]
+            budget = self.quota.num_rollouts * self.max_path_length
+            remaining[task] = max(budget - sum(lengths), 1)
+        continued = {
+            worker: [(task, tuple(split[task])) for task in tasks]
+            for worker, tasks in assign_continuations(candidates, remaining).items()
+        }
+        return pieces, counts, continued
+
+    def _continue(
+        self, continued: dict[int, list[tuple[int, tuple[int, ...]]]], timeout: float | None
+    ) -> dict[int, tuple[CompactPaths, ExecTimes]]:
+        """The second round: each named worker continues its tasks (``continue_tasks``)."""
+        return self._call_some(
+            "continue_tasks", {worker: (tasks,) for worker, tasks in continued.items()},
+            "collect", timeout=timeout,
+        )
 
     def worker_info(self) -> list[dict[str, Any]]:
         """Diagnostics of each worker.
