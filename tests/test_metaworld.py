@@ -459,3 +459,71 @@ def test_tiny_trpo_run_on_ml10_trains_on_train_tasks_and_meta_tests_by_the_proto
     assert {row["task"] for row in rows} == ML10_TEST | {"mean"}
     with open(os.path.join(output_dir, "metaworld_success.md")) as f:
         assert "NOT Meta-World+'s protocol" in f.read()
+
+
+# ---------------------------------------------------------------------------- the results table
+def write_fake_run(run_dir, algo, seed, success_by_split, follows=True, env="ML10"):
+    os.makedirs(os.path.join(run_dir, "meta_test"))
+    with open(os.path.join(run_dir, "params.json"), "w") as f:
+        json.dump({"algo": algo, "env": env, "seed": seed,
+                   "env_kwargs": {"benchmark_seed": 0, "reward_function_version": "v2"}}, f)
+    with open(os.path.join(run_dir, "progress.csv"), "w") as f:
+        f.write("Itr,n_timesteps,ItrTime,Step_1-SuccessRate\n")
+        f.writelines(f"{i},{(i + 1) * 200000},36,{0.01 * i}\n" for i in range(12))
+    policies = {algo: {split: {"success_rate": rate, "follows_benchmark_protocol": follows}
+                       for split, rate in success_by_split.items()}}
+    with open(os.path.join(run_dir, "meta_test", "metaworld_protocol.json"), "w") as f:
+        json.dump({"checkpoint": "latest", "checkpoint_itr": 11, "policies": policies}, f)
+
+
+def test_results_table_puts_our_seeds_beside_the_published_points(tmp_path):
+    sys.path.insert(0, EXPERIMENTS_DIR)
+    try:
+        import metaworld_results
+    finally:
+        sys.path.remove(EXPERIMENTS_DIR)
+    committed = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks", "results",
+                             "metaworld_ml10")
+    results_dir = tmp_path / "ml10"
+    results_dir.mkdir()
+    with open(os.path.join(committed, "published.csv")) as f:
+        (results_dir / "published.csv").write_text(f.read())
+    rows = metaworld_results.comparison_rows(str(results_dir))
+    assert [row[3:5] for row in rows[-2:]] == [["not run", "not run"]] * 2
+    assert ["21.0%", "13.2%"] in [row[3:5] for row in rows]  # arXiv:2511.12383's abstract
+
+    for seed, (train, test) in zip((1, 2, 3), ((0.2, 0.1), (0.3, 0.2), (0.4, 0.3))):
+        write_fake_run(str(results_dir / "promp" / f"seed_{seed}"), "promp", seed,
+                       {"train": train, "test": test})
+    write_fake_run(str(results_dir / "trpo_maml" / "seed_1"), "trpo_maml", 1, {"test": 0.15})
+    write_fake_run(str(results_dir / "trpo_maml" / "seed_2"), "trpo_maml", 2, {"test": 0.9},
+                   follows=False)  # quick-check settings: left out
+    metaworld_results.main([str(results_dir)])
+    rows = metaworld_results.comparison_rows(str(results_dir))
+    # 3 seeds: mean 0.3, std 0.1, half-width t(0.975, 2) x 0.1 / sqrt(3) = 4.303 x 0.0577 = 0.248
+    assert rows[-2][3] == "30.0% ± 24.8 (95% CI, 3 seeds)"
+    assert rows[-2][4] == "20.0% ± 24.8 (95% CI, 3 seeds)"
+    assert rows[-1][3:5] == ["not evaluated", "15.0% (seed 1)"]
+    per_seed = metaworld_results.seed_rows(str(results_dir))
+    assert per_seed[1] == ["ProMP", "1", "V2", "12", "2.4e+06", "0.12", "6.5%", "20.0%", "10.0%",
+                           "latest (itr 11)"]
+    assert (results_dir / "results.md").read_text().count("| MAML-TRPO |") == 5  # 2 published, ours, 2 seeds
+    assert ".. list-table::" in (results_dir / "results_table.rst").read_text()
+    write_fake_run(str(results_dir / "promp" / "seed_4"), "promp", 4, {}, env="ML1-reach-v3")
+    with pytest.raises(ValueError, match="not ML10"):
+        metaworld_results.comparison_rows(str(results_dir))
+
+
+def test_committed_results_table_is_the_scripts_output():
+    sys.path.insert(0, EXPERIMENTS_DIR)
+    try:
+        import metaworld_results
+    finally:
+        sys.path.remove(EXPERIMENTS_DIR)
+    results_dir = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks", "results",
+                               "metaworld_ml10")
+    markdown, rst = metaworld_results.build(results_dir)
+    with open(os.path.join(results_dir, "results_table.rst")) as f:
+        assert f.read() == rst, "rerun experiments/metaworld_results.py"
+    with open(os.path.join(results_dir, "results.md")) as f:
+        assert f.read() == markdown, "rerun experiments/metaworld_results.py"
