@@ -11,7 +11,7 @@ github.com/rainx0r/metaworld-algorithms at commit 30c9991f5e1e6e119d3f98266add38
 ``total_goals_per_task_train`` 50, ``meta_batch_size`` 20, ``max_episode_steps`` 500). Pseudocode::
 
     slots: meta_batch_size envs, meta_batch_size / num_classes per env class of the split;
-           a class's first goals_per_class goals are dealt to its slots (goals[j::slots_per_class])
+           the first goals_per_class goals of a class are dealt to its slots (goals[j::per_class])
     repeat num_evals = num_classes * goals_per_class / meta_batch_size times:
         every slot takes the next goal of its list (the list reshuffled whenever it starts over)
         policy <- pre-update parameters
@@ -19,9 +19,9 @@ github.com/rainx0r/metaworld-algorithms at commit 30c9991f5e1e6e119d3f98266add38
             sample adaptation_episodes episodes per slot, stochastic actions, full horizon
             (no termination on success); one inner step on them
         evaluation: all slots step in lockstep with the *mean* action of their adapted policy;
-            an episode ends at the first step with success (Meta-World's
-            AutoTerminateOnSuccessWrapper) or after max_path_length steps, and the slot resets at
-            once (gymnasium's SAME_STEP autoreset); per env class, the first
+            an episode ends at the first step with success (AutoTerminateOnSuccessWrapper of
+            Meta-World) or after max_path_length steps, and the slot resets at once (SAME_STEP
+            autoreset of gymnasium); per env class, the first
             evaluation_episodes episodes to end are counted (ties: lower slot first)
         round: success rate per class = successes among its counted episodes / evaluation_episodes;
                round success = mean over classes; round return = mean of the counted returns
