@@ -462,6 +462,16 @@ def test_tiny_trpo_run_on_ml10_trains_on_train_tasks_and_meta_tests_by_the_proto
 
 
 # ---------------------------------------------------------------------------- the results table
+@pytest.fixture
+def metaworld_results():
+    sys.path.insert(0, EXPERIMENTS_DIR)
+    try:
+        import metaworld_results
+    finally:
+        sys.path.remove(EXPERIMENTS_DIR)
+    return metaworld_results
+
+
 def write_fake_run(run_dir, algo, seed, success_by_split, follows=True, env="ML10"):
     os.makedirs(os.path.join(run_dir, "meta_test"))
     with open(os.path.join(run_dir, "params.json"), "w") as f:
@@ -476,12 +486,7 @@ def write_fake_run(run_dir, algo, seed, success_by_split, follows=True, env="ML1
         json.dump({"checkpoint": "latest", "checkpoint_itr": 11, "policies": policies}, f)
 
 
-def test_results_table_puts_our_seeds_beside_the_published_points(tmp_path):
-    sys.path.insert(0, EXPERIMENTS_DIR)
-    try:
-        import metaworld_results
-    finally:
-        sys.path.remove(EXPERIMENTS_DIR)
+def test_results_table_puts_our_seeds_beside_the_published_points(tmp_path, metaworld_results):
     committed = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks", "results",
                              "metaworld_ml10")
     results_dir = tmp_path / "ml10"
@@ -514,12 +519,7 @@ def test_results_table_puts_our_seeds_beside_the_published_points(tmp_path):
         metaworld_results.comparison_rows(str(results_dir))
 
 
-def test_committed_results_table_is_the_scripts_output():
-    sys.path.insert(0, EXPERIMENTS_DIR)
-    try:
-        import metaworld_results
-    finally:
-        sys.path.remove(EXPERIMENTS_DIR)
+def test_committed_results_table_is_the_scripts_output(metaworld_results):
     results_dir = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks", "results",
                                "metaworld_ml10")
     markdown, rst = metaworld_results.build(results_dir)
