@@ -379,7 +379,8 @@ def add_metaworld_arguments(parser: argparse.ArgumentParser) -> None:
                         help="--protocol metaworld: the task splits to meta-test on")
     parser.add_argument("--protocol_settings", default=None,
                         help="--protocol metaworld: JSON object changing MetaWorldProtocol "
-                        "fields (results then no longer follow the benchmark's protocol)")
+                        "fields (results then no longer follow the benchmark's protocol; "
+                        "default: Meta-World+'s settings)")
 
 
 def write_metaworld_results(results: dict[str, Any], output_dir: str) -> None:

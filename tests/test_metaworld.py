@@ -441,6 +441,10 @@ def test_tiny_trpo_run_on_ml10_trains_on_train_tasks_and_meta_tests_by_the_proto
     assert params["env_kwargs"]["reward_function_version"] == "v2"
     assert params["paper_config_entry"]["env"] == "ML10"
 
+    with pytest.raises(SystemExit) as exit_info:  # one line naming the flag, before any work
+        meta_testing.main([run_dir, "--protocol", "metaworld", "--protocol_settings",
+                           '{"num_eval": 1}'])
+    assert exit_info.value.code == 2
     tasks_set.clear()
     output_dir = str(tmp_path / "meta_test")
     settings = {"meta_batch_size": 5, "adaptation_episodes": 1, "max_path_length": 10,

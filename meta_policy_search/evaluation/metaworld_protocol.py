@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from meta_policy_search import evaluation
 from meta_policy_search.envs.metaworld_envs import METAWORLD_MAX_PATH_LENGTH, SPLITS
 from meta_policy_search.utils.validation import check_positive_int
 
@@ -384,8 +385,6 @@ def evaluate_run(
         FileNotFoundError: if the run has no complete checkpoint.
         ValueError: if the run's env is not a Meta-World benchmark env.
     """
-    from meta_policy_search import evaluation
-
     protocol = MetaWorldProtocol() if protocol is None else protocol
     seed = evaluation.default_eval_seed(config.seed) if seed is None else int(seed)
     config = dataclasses.replace(config, max_path_length=protocol.max_path_length,
