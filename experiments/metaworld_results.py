@@ -35,8 +35,8 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
-from reproduce import confidence_interval
 
+from meta_policy_search.experiment.comparison import confidence_interval
 from meta_policy_search.experiment.curves import read_progress
 from meta_policy_search.utils.serialization import atomic_write_bytes
 
