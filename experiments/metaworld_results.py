@@ -38,6 +38,7 @@ import numpy as np
 
 from meta_policy_search.experiment.comparison import confidence_interval
 from meta_policy_search.experiment.curves import read_progress
+from meta_policy_search.experiment.exit_codes import EPILOG, run_script
 from meta_policy_search.utils.serialization import atomic_write_bytes
 
 DEFAULT_RESULTS_DIR = os.path.join("benchmarks", "results", "metaworld_ml10")
@@ -245,7 +246,7 @@ def build(results_dir: str) -> tuple[str, str]:
 
 def main(argv: Sequence[str] | None = None) -> tuple[str, str]:
     """Command-line entry point; returns the paths written."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=EPILOG)
     parser.add_argument("results_dir", nargs="?", default=DEFAULT_RESULTS_DIR,
                         help="folder with published.csv and <algo>/seed_<n>/ run folders")
     args = parser.parse_args(argv)
@@ -261,4 +262,4 @@ def main(argv: Sequence[str] | None = None) -> tuple[str, str]:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)
