@@ -38,9 +38,9 @@ $(METAWORLD_VENV)/.installed: requirements-metaworld.txt setup.py
 	$(METAWORLD_PY) -m pip install -e ".[test,metaworld]"
 	touch $@
 
+# --overwrite: each `make train` replaces the quick-start run (a run script never does unasked).
 train: venv
-	rm -rf $(RUN_DIR)
-	$(PY) experiments/promp_run_point_mass.py --dump_path $(RUN_DIR)
+	$(PY) experiments/promp_run_point_mass.py --dump_path $(RUN_DIR) --overwrite
 	$(PY) experiments/plot.py $(RUN_DIR) --output $(RUN_DIR)/learning_curve.png
 
 test: venv-dev

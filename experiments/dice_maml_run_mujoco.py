@@ -8,6 +8,7 @@ The inner and outer objectives are DiCE's magic-box objective; samples are proce
 
 from __future__ import annotations
 
+from meta_policy_search.experiment.exit_codes import run_script
 from meta_policy_search.experiment.registry import get_algorithm
 from meta_policy_search.experiment.runner import run_algorithm
 
@@ -18,4 +19,4 @@ def main(argv: list[str] | None = None) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -7,6 +7,7 @@ Usage::
 
 from __future__ import annotations
 
+from meta_policy_search.experiment.exit_codes import run_script
 from meta_policy_search.experiment.registry import get_algorithm
 from meta_policy_search.experiment.runner import run_algorithm
 
@@ -17,4 +18,4 @@ def main(argv: list[str] | None = None) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

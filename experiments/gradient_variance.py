@@ -40,7 +40,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from meta_policy_search.experiment.config_parsing import env_dir_name
+from meta_policy_search.experiment.config_parsing import ConfigError, env_dir_name
+from meta_policy_search.experiment.exit_codes import EPILOG, run_script
 from meta_policy_search.experiment.launch import split_passthrough_args
 from meta_policy_search.experiment.paper import ReferencePoint, load_paper_reference
 from meta_policy_search.experiment.planning import has_checkpoint, plan_run
@@ -170,7 +171,7 @@ def plot(directories: Sequence[str], output: str | None) -> tuple[str, str]:
 
     curves = collect(directories)
     if not curves:
-        raise SystemExit(f"no {CSV_NAME} with a known algorithm below {', '.join(directories)}")
+        raise ConfigError(f"no {CSV_NAME} with a known algorithm below {', '.join(directories)}")
     # fig3 holds the study's RStd values and the returns of the same runs: two tables
     reference = [p for p in load_paper_reference() if p.figure == "fig3"]
     returns = [p for p in reference if p.metric == RETURN_KEY]
@@ -223,7 +224,7 @@ def plot(directories: Sequence[str], output: str | None) -> tuple[str, str]:
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse the command line and run or plot."""
     own, passthrough = split_passthrough_args(list(sys.argv[1:] if argv is None else argv))
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=EPILOG)
     commands = parser.add_subparsers(dest="command", required=True)
     run_parser = commands.add_parser("run", help="train one run with measurements")
     run_parser.add_argument("--algo", required=True, help="registry name, e.g. lvc_vpg, dice_maml")
@@ -249,4 +250,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -36,6 +36,18 @@ and ``meta_test.json`` also hold the standard error.
 
 Writes ``meta_test.json``, ``meta_test.csv``, ``meta_test.md`` and ``meta_test.png`` into
 ``--output_dir`` (default ``RUN_DIR/meta_test``) and prints a table.
+
+Meta-World runs (``ML10``, ``ML1-<env>``) can instead be meta-tested by the benchmark's own
+protocol, as Meta-World+ runs it (:mod:`meta_policy_search.evaluation.metaworld_protocol`)::
+
+    python experiments/meta_testing.py RUN_DIR --protocol metaworld --splits test train
+
+It adapts on ``meta_batch_size`` 20 goals at a time (10 episodes, one inner step) and counts
+success over 3 deterministic evaluation episodes per env class, every test goal once; it writes
+``metaworld_protocol.json``, ``metaworld_success.csv`` and ``metaworld_success.md`` (the success
+rate per env class and split, for the run's policy and the random-init baseline).
+``--protocol_settings '{"num_evals": 1, "max_path_length": 50}'`` changes the protocol's settings
+(for quick checks; the tables then say that they do not follow the protocol).
 """
 
 from __future__ import annotations
@@ -54,8 +66,9 @@ import numpy as np
 
 from meta_policy_search import evaluation
 from meta_policy_search.envs.env_spec import search_working_directory
-from meta_policy_search.evaluation import comparison
+from meta_policy_search.evaluation import comparison, metaworld_protocol
 from meta_policy_search.experiment.configs import EXECUTORS
+from meta_policy_search.experiment.exit_codes import EPILOG, run_script
 from meta_policy_search.experiment.registry import algorithm_for_run_name
 from meta_policy_search.experiment.run_checks import check_writable_dir
 from meta_policy_search.experiment.runner import ConfigError, MetaRLConfig, config_from_dict
@@ -350,10 +363,71 @@ def plot_results(results: dict[str, Any], path: str, error_bars: str = "std") ->
     return path
 
 
+PROTOCOLS = ("adaptation", "metaworld")
+"""``--protocol``: the return after 0..K inner steps (every env), or Meta-World's benchmark
+protocol (Meta-World runs only)."""
+
+METAWORLD_FILES = ("metaworld_protocol.json", "metaworld_success.csv", "metaworld_success.md")
+"""What ``--protocol metaworld`` writes into the output directory."""
+
+
+def add_metaworld_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``--protocol metaworld``."""
+    parser.add_argument("--protocol", choices=PROTOCOLS, default="adaptation",
+                        help="adaptation: return after 0..K inner steps on --n_tasks tasks; "
+                        "metaworld: Meta-World's benchmark protocol (Meta-World runs only)")
+    parser.add_argument("--splits", nargs="+", choices=("test", "train"), default=["test"],
+                        help="--protocol metaworld: the task splits to meta-test on")
+    parser.add_argument("--protocol_settings", default=None,
+                        help="--protocol metaworld: JSON object changing MetaWorldProtocol "
+                        "fields (results then no longer follow the benchmark's protocol; "
+                        "default: Meta-World+'s settings)")
+
+
+def write_metaworld_results(results: dict[str, Any], output_dir: str) -> None:
+    """Write :data:`METAWORLD_FILES` (the JSON result, the per-task success tables) into
+    ``output_dir``."""
+    os.makedirs(output_dir, exist_ok=True)
+    json_path, csv_path, md_path = (os.path.join(output_dir, name) for name in METAWORLD_FILES)
+    atomic_write_json(json_path, results)
+    atomic_write_bytes(csv_path, metaworld_protocol.success_table_csv(results["policies"]).encode())
+    atomic_write_bytes(md_path, metaworld_protocol.results_markdown(results).encode())
+
+
+def run_metaworld_protocol(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
+    """``main`` for ``--protocol metaworld``: check (exit 2 with one line on bad settings or a
+    run of another env), evaluate, write, print; returns the output directory."""
+    from meta_policy_search.envs.metaworld_envs import is_metaworld_env_name
+
+    try:
+        protocol = metaworld_protocol.MetaWorldProtocol.from_json(args.protocol_settings)
+    except ValueError as error:
+        parser.error(f"--protocol_settings {args.protocol_settings}: {error}")
+    params = evaluation.read_run_params(args.run_dir)
+    if not is_metaworld_env_name(params.get("env")):
+        parser.error(f"--protocol metaworld: {args.run_dir} is a run of {params.get('env')}, not "
+                     "of a Meta-World env (ML10 or ML1-<env>)")
+    _, config = check_runs(args.run_dir, checkpoint=args.checkpoint)
+    _, make_algo, make_sample_processor = script_builders(str(params.get("algo")))
+    results = metaworld_protocol.evaluate_run(
+        args.run_dir, config, str(params.get("algo")), make_algo, make_sample_processor,
+        splits=args.splits, protocol=protocol, seed=args.seed, executor=args.executor,
+        random_init=not args.no_random_init, checkpoint=args.checkpoint)
+    output_dir = args.output_dir or os.path.join(args.run_dir, "meta_test")
+    write_metaworld_results(results, output_dir)
+    print(metaworld_protocol.success_table_markdown(results["policies"]))
+    print(f"Wrote {', '.join(METAWORLD_FILES)} to {os.path.abspath(output_dir)}")
+    return output_dir
+
+
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Exit with status 2 and one line naming the flag on an invalid argument (before TF loads)."""
+    """Exit with status 2 and one line naming the flag on an invalid argument (before TF loads).
+
+    The checkpoints are found as a resume finds them: the newest ``itr_*`` directory that
+    verifies (:func:`~meta_policy_search.utils.checkpoint_lookup.find_checkpoint`); what the lookup
+    skipped, or a ``latest`` pointer that disagrees, is printed as a note.
+    """
     from meta_policy_search.best_checkpoint import best_checkpoint_dir
-    from meta_policy_search.utils.checkpoint import latest_checkpoint
 
     minimums = {"n_tasks": 1, "num_adapt_steps": 0, "seed": 0, "rollouts_per_task": 1}
     for name, minimum in minimums.items():
@@ -370,12 +444,12 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
             continue
         if not os.path.isfile(os.path.join(run_dir, "params.json")):
             parser.error(f"{flag} {run_dir}: no params.json there (not a training run directory)")
-        if latest_checkpoint(os.path.join(run_dir, "checkpoints")) is None:
-            parser.error(f"{flag} {run_dir}: the run has no checkpoint yet")
-        if flag == "run_dir" and args.checkpoint == "best" and latest_checkpoint(
-                best_checkpoint_dir(run_dir)) is None:
-            parser.error(f"--checkpoint best: {run_dir} kept no best checkpoint (train it with "
-                         "--keep_best Step_1-AverageReturn)")
+        check_checkpoint(parser, flag, run_dir, os.path.join(run_dir, "checkpoints"),
+                         "the run has no checkpoint yet")
+        if flag == "run_dir" and args.checkpoint == "best":
+            check_checkpoint(parser, "--checkpoint best", run_dir, best_checkpoint_dir(run_dir),
+                             "kept no best checkpoint (train it with --keep_best "
+                             "Step_1-AverageReturn)")
     output_dir = args.output_dir or os.path.join(args.run_dir, "meta_test")
     try:
         check_writable_dir(output_dir, "--output_dir")
@@ -383,14 +457,53 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         parser.error(str(error))
 
 
+def check_checkpoint(parser: argparse.ArgumentParser, flag: str, run_dir: str,
+                     checkpoint_dir: str, missing: str) -> str:
+    """The newest checkpoint of ``checkpoint_dir`` that verifies (without TensorFlow); exit with
+    status 2 naming ``flag`` and the damaged file or ``missing`` if there is none."""
+    from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
+
+    lookup = find_checkpoint(checkpoint_dir)
+    if lookup.path is None and lookup.damaged:
+        parser.error(f"{flag} {run_dir}: no checkpoint reads back ({lookup.damaged[0]})")
+    if lookup.path is None:
+        parser.error(f"{flag} {run_dir}: {missing}")
+    for note in lookup.notes():
+        print(f"note: {note}", file=sys.stderr)
+    return lookup.path
+
+
+def check_checkpoint_tensors(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Read the tensors of every checkpoint the evaluation restores (this loads TensorFlow); exit
+    with status 2 naming an unreadable file."""
+    from meta_policy_search.utils.checkpoint_lookup import (
+        CheckpointError,
+        latest_checkpoint,
+        verify_tf_checkpoint,
+    )
+
+    checkpoints = [evaluation.find_checkpoint_dir(args.run_dir, args.checkpoint)]
+    checkpoints += [evaluation.find_checkpoint_dir(run) for run in (args.pretrained_run,
+                                                                    args.oracle_run) if run]
+    for checkpoint_dir in checkpoints:
+        path = latest_checkpoint(checkpoint_dir)
+        try:
+            verify_tf_checkpoint(str(path))
+        except CheckpointError as error:
+            parser.error(str(error))
+
+
 def main(argv: Sequence[str] | None = None) -> str:
     """Command-line entry point; returns the output directory.
 
+    Every check of the arguments and of the runs (``params.json``, checkpoints) exits with
+    status 2 and one line, before TensorFlow loads except for reading the checkpoints' tensors.
+
     Raises:
-        ValueError: on bad arguments (see :func:`evaluate_run`).
-        FileNotFoundError: if the run has no ``params.json`` or checkpoint.
+        Exception: whatever fails during the evaluation itself (status 1 from the command line,
+            :func:`~meta_policy_search.experiment.exit_codes.run_script`).
     """
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=EPILOG,
                                      formatter_class=DefaultsOnceHelpFormatter)
     parser.add_argument("run_dir", help="run directory with params.json and checkpoints/")
     parser.add_argument("--n_tasks", type=int, default=20, help="number of held-out tasks")
@@ -422,6 +535,7 @@ def main(argv: Sequence[str] | None = None) -> str:
                         help="error bars of the plot: std over tasks (as the tables) or the "
                         "standard error")
     parser.add_argument("--output_dir", default=None, help="default: RUN_DIR/meta_test")
+    add_metaworld_arguments(parser)
     args = parser.parse_args(argv)
     check_args(parser, args)
     # A run of a user env (params.json "env": "mypkg.tasks:MyEnv") rebuilds it from its module,
@@ -431,6 +545,9 @@ def main(argv: Sequence[str] | None = None) -> str:
         check_runs(args.run_dir, args.pretrained_run, args.oracle_run, args.checkpoint)
     except (ValueError, FileNotFoundError) as error:
         parser.error(" ".join(str(error).split()))
+    check_checkpoint_tensors(parser, args)
+    if args.protocol == "metaworld":
+        return run_metaworld_protocol(parser, args)
     results = evaluate_run(
         args.run_dir, n_tasks=args.n_tasks, num_adapt_steps=args.num_adapt_steps,
         seed=args.seed, rollouts_per_task=args.rollouts_per_task, executor=args.executor,
@@ -454,7 +571,4 @@ def main(argv: Sequence[str] | None = None) -> str:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (ValueError, FileNotFoundError) as error:
-        sys.exit(f"meta_testing.py: error: {error}")
+    run_script(main)

@@ -207,5 +207,6 @@ def main(argv: Sequence[str] | None = None) -> str:
 if __name__ == "__main__":
     try:
         main()
-    except ValueError as error:
-        sys.exit(f"plot.py: error: {error}")
+    except ValueError as error:  # bad input: exit status 2 (docs/experiments.rst, Exit status)
+        print(f"plot.py: error: {error}", file=sys.stderr)
+        sys.exit(2)

@@ -11,6 +11,7 @@ Defaults are the paper's; ``--help`` lists every flag.
 
 from __future__ import annotations
 
+from meta_policy_search.experiment.exit_codes import run_script
 from meta_policy_search.experiment.registry import get_algorithm
 from meta_policy_search.experiment.runner import run_algorithm
 
@@ -21,4 +22,4 @@ def main(argv: list[str] | None = None) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -9,6 +9,7 @@ Small enough to show learning in a few minutes on 2 CPU cores (``make train``)::
 from __future__ import annotations
 
 from meta_policy_search.experiment.algorithms import ProMPPointMassConfig
+from meta_policy_search.experiment.exit_codes import run_script
 from meta_policy_search.experiment.registry import get_algorithm
 from meta_policy_search.experiment.runner import run_algorithm
 
@@ -19,4 +20,4 @@ def main(argv: list[str] | None = None) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,6 +45,7 @@ import numpy as np
 from meta_policy_search import evaluation
 from meta_policy_search.experiment.config_parsing import ConfigError
 from meta_policy_search.experiment.configs import EXECUTORS
+from meta_policy_search.experiment.exit_codes import EPILOG, run_script
 from meta_policy_search.experiment.registry import algorithm_for_run_name
 from meta_policy_search.experiment.run_checks import check_writable_dir
 from meta_policy_search.experiment.script_help import DefaultsOnceHelpFormatter
@@ -148,7 +148,7 @@ def still_caption(episode: Any, index: int) -> str:
 
 def main(argv: Sequence[str] | None = None) -> str:
     """Command-line entry point; returns the output directory."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=EPILOG,
                                      formatter_class=DefaultsOnceHelpFormatter)
     parser.add_argument("run_dir", help="run directory with params.json and checkpoints/")
     parser.add_argument("--tasks", default=None,
@@ -288,7 +288,4 @@ def main(argv: Sequence[str] | None = None) -> str:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (ValueError, FileNotFoundError) as error:
-        sys.exit(f"render.py: error: {error}")
+    run_script(main)

@@ -20,10 +20,13 @@ Usage::
    rollouts_per_meta_task x H x (num_inner_grad_steps + 1)`` per iteration, of the run's
    resolved config.
 2. **Skip, resume or start.** A run whose ``done.json`` (written atomically once it has all its
-   iterations) covers ``n_itr`` is skipped; a run with a checkpoint is resumed (``--resume``,
-   also to train a finished run longer after raising ``--timesteps``); any other run directory
-   is cleared and the run starts afresh. A run directory whose ``params.json`` disagrees with the
-   planned config is an error (choose another ``--out``).
+   iterations) covers ``n_itr`` is skipped; a run with a checkpoint that verifies is resumed
+   (``--resume``, also to train a finished run longer after raising ``--timesteps``); a run
+   directory without a checkpoint or logged iteration (it stopped during its first iteration)
+   starts afresh. The grid never deletes a run: a directory holding iterations in
+   ``progress.csv`` or a checkpoint that does not read back, but nothing to resume from, is an
+   error naming it (move it away), as is one whose ``params.json`` disagrees with the planned
+   config (choose another ``--out``); nothing is launched then.
 3. **Run.** ``--n_concurrent`` runs at a time as local subprocesses, or every run as a Ray task
    (``--ray_address``; ``pip install meta_policy_search[ray]``; the scripts and ``--out`` must
    be at the same path on every node). Each run is a fresh Python process writing its output to
@@ -51,7 +54,6 @@ import datetime
 import json
 import math
 import os
-import shutil
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -74,11 +76,17 @@ from meta_policy_search.experiment.comparison import (
 from meta_policy_search.experiment.config_parsing import ConfigError, env_dir_name, load_json
 from meta_policy_search.experiment.configs import RESUME_CHANGEABLE
 from meta_policy_search.experiment.curves import find_runs, read_progress
+from meta_policy_search.experiment.exit_codes import (
+    EPILOG,
+    EXIT_BAD_INPUT,
+    EXIT_INTERRUPTED,
+    run_script,
+)
 from meta_policy_search.experiment.launch import LocalLauncher, RayLauncher, split_passthrough_args
 from meta_policy_search.experiment.paper import load_paper_reference, paper_envs
 from meta_policy_search.experiment.planning import Run, has_checkpoint, plan_run
 from meta_policy_search.experiment.registry import ALGORITHMS, get_algorithm
-from meta_policy_search.experiment.run_checks import check_writable_dir
+from meta_policy_search.experiment.run_checks import check_writable_dir, existing_run
 from meta_policy_search.experiment.run_lock import check_run_owner
 from meta_policy_search.experiment.script_help import env_names_text
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
@@ -89,7 +97,7 @@ OUTPUT_NAME = "output.txt"
 DONE_FILE = "done.json"
 """Written atomically into a run directory once the run has all its iterations."""
 
-RESERVED_FLAGS = ("--env", "--seed", "--n_itr", "--dump_path", "--resume")
+RESERVED_FLAGS = ("--env", "--seed", "--n_itr", "--dump_path", "--resume", "--overwrite")
 """Flags that the grid sets per run: not allowed after ``--``."""
 
 EXECUTION_FIELDS = tuple(sorted(RESUME_CHANGEABLE))
@@ -105,8 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: arguments without the program name (default ``sys.argv[1:]``).
 
     Returns:
-        0 if every run finished, 1 if some failed (the comparison is written either way), 2 if
-        another process owns a run directory of the grid (nothing is launched or cleared).
+        0 if every run finished, 1 if some failed (the comparison is written either way), 2 on
+        bad input: a bad grid, a run directory of another config, one another process owns, one
+        the grid cannot resume or start without losing data, or ``--compare_only`` without runs
+        (nothing is launched or written).
     """
     args, extra_args = parse_args(argv)
     try:
@@ -114,14 +124,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs = plan_runs(cells, args.timesteps, args.out, extra_args)
         states = {run.key: run_state(run) for run in runs}
     except ValueError as error:
-        raise SystemExit(f"reproduce.py: error: {error}") from None
+        print(f"reproduce.py: error: {' '.join(str(error).split())}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     todo = {key: state for key, state in states.items() if state != "done"}
+    if args.compare_only and not any(has_params(run.run_dir) for run in runs):
+        print(f"reproduce.py: error: --compare_only --out {args.out}: no run there to compare "
+              "(no OUT/<algo>/<env>/seed_<s> with a params.json); nothing written",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
     if todo and not args.compare_only:
-        owned = owned_runs([run for run in runs if run.key in todo])
-        if owned:
-            for message in owned:
+        problems = owned_runs([run for run in runs if run.key in todo])
+        problems += blocked_runs([run for run in runs if todo.get(run.key) == "start"])
+        if problems:
+            for message in problems:
                 print(f"error: {message}", file=sys.stderr)
-            return 2
+            return EXIT_BAD_INPUT
     print(f"reproduce: {len(runs)} runs in {os.path.abspath(args.out)}: "
           f"{len(runs) - len(todo)} finished, "
           f"{sum(s == 'resume' for s in todo.values())} to resume, "
@@ -144,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
     """The grid's options and the arguments after ``--`` (passed to every run)."""
     argv, extra_args = split_passthrough_args(None if argv is None else list(argv))
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=EPILOG)
     parser.add_argument("--algos", nargs="+", default=[], metavar="ALGO",
                         help="algorithms (and their legend in plots): " + ", ".join(
                             f"{name} ({algorithm.legend})" for name, algorithm in ALGORITHMS.items()))
@@ -185,6 +202,8 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str
             parser.error(f"--{name} {value}: must be a finite number > 0")
     if any(seed < 0 for seed in args.seeds):
         parser.error(f"--seeds must be integers >= 0, got {args.seeds}")
+    if args.compare_only and not os.path.isdir(args.out):
+        parser.error(f"--compare_only --out {args.out}: no such directory, so no runs to compare")
     try:
         check_writable_dir(args.out, "--out")
     except ConfigError as error:
@@ -343,6 +362,29 @@ def owned_runs(runs: Sequence[Run]) -> list[str]:
     return owned
 
 
+def blocked_runs(runs: Sequence[Run]) -> list[str]:
+    """One message per run to start whose directory holds what a fresh start would destroy
+    (logged iterations, a checkpoint that does not read back) but nothing to resume from: the
+    grid deletes no run, so the user decides.
+
+    Returns:
+        The messages (empty if every run can start).
+    """
+    blocked = []
+    for run in runs:
+        existing = existing_run(run.run_dir)
+        if existing:
+            blocked.append(f"{run.run_dir} holds {existing} but no checkpoint to resume from; "
+                           "the grid deletes no run: move that directory away and rerun the "
+                           "command")
+    return blocked
+
+
+def has_params(run_dir: str) -> bool:
+    """Whether ``run_dir`` holds a run (its ``params.json``)."""
+    return os.path.isfile(os.path.join(run_dir, "params.json"))
+
+
 def check_same_config(run: Run, stored: dict[str, Any]) -> None:
     """Raise ValueError naming the fields where a run directory's ``params.json`` differs.
 
@@ -361,7 +403,7 @@ def check_same_config(run: Run, stored: dict[str, Any]) -> None:
         changes = ", ".join(f"{k}: {stored.get(k)!r} there, {run.params[k]!r} now"
                             for k in differing)
         raise ValueError(f"{run.run_dir} holds a run of another config ({changes}); "
-                         "use another --out or delete that directory")
+                         "use another --out, or move that directory away")
 
 
 def read_done(run_dir: str) -> dict[str, Any] | None:
@@ -382,10 +424,9 @@ def run_grid(runs: Sequence[Run], todo: dict[tuple, str], launcher: Any, status_
     """
     by_key = {run.key: run for run in runs}
     for key, state in todo.items():
-        run = by_key[key]
-        if state == "start" and os.path.isdir(run.run_dir):
-            shutil.rmtree(run.run_dir)  # stopped before its first checkpoint: nothing to keep
-        launcher.submit(key, run.command(resume=state == "resume"), run.run_dir)
+        # A run to start holds nothing to keep (blocked_runs checked it); its script refuses to
+        # start on a directory that does.
+        launcher.submit(key, by_key[key].command(resume=state == "resume"), by_key[key].run_dir)
     pending, failed = set(todo), []
     try:
         while pending:
@@ -399,7 +440,8 @@ def run_grid(runs: Sequence[Run], todo: dict[tuple, str], launcher: Any, status_
             print(status_line(runs, pending, set(launcher.running()), failed, slots), flush=True)
     except KeyboardInterrupt:
         launcher.close()
-        raise SystemExit("interrupted: rerun the same command to resume") from None
+        print("interrupted: rerun the same command to resume", file=sys.stderr)
+        raise SystemExit(EXIT_INTERRUPTED) from None
     return failed
 
 
@@ -508,4 +550,4 @@ def load_curves(runs: Sequence[Run]) -> list[Curve]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main)

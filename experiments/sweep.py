@@ -22,9 +22,10 @@ import os
 import sys
 from collections.abc import Sequence
 
+from meta_policy_search.experiment.exit_codes import EPILOG, run_script
 from meta_policy_search.experiment.launch import RayLauncher, split_passthrough_args
 
-RESERVED_FLAGS = ("--seed", "--dump_path", "--resume")
+RESERVED_FLAGS = ("--seed", "--dump_path", "--resume", "--overwrite")
 """Flags the sweep sets per run (or that make no sense in a sweep)."""
 
 OUTPUT_NAME = "sweep_output.txt"
@@ -71,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 if every run exited with 0, else 1.
     """
     argv, extra_args = split_passthrough_args(None if argv is None else list(argv))
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=EPILOG)
     parser.add_argument("script", help="experiment script, e.g. experiments/promp_run_mujoco.py")
     parser.add_argument("--seeds", type=int, nargs="+", required=True, help="one run per seed")
     parser.add_argument("--dump_path", help="sweep directory (default data/sweep/<script>_<time>)")
@@ -111,4 +112,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_script(main)

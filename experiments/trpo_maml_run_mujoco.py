@@ -10,6 +10,7 @@ Usage::
 
 from __future__ import annotations
 
+from meta_policy_search.experiment.exit_codes import run_script
 from meta_policy_search.experiment.registry import get_algorithm
 from meta_policy_search.experiment.runner import run_algorithm
 
@@ -20,4 +21,4 @@ def main(argv: list[str] | None = None) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

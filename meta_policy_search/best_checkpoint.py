@@ -31,7 +31,7 @@ class BestCheckpointCallback:
     """
 
     def __init__(self, metric: str, checkpoint_dir: str) -> None:
-        from meta_policy_search.utils.checkpoint import latest_checkpoint, restore_checkpoint
+        from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
 
         self.metric = metric
         self.checkpoint_dir = checkpoint_dir
@@ -39,8 +39,10 @@ class BestCheckpointCallback:
         """The best value of ``metric`` so far (``-inf`` before the first iteration)."""
         self.best_itr: int | None = None
         """The iteration of the best checkpoint, if any."""
-        if latest_checkpoint(checkpoint_dir) is not None:
-            state = restore_checkpoint(checkpoint_dir)  # the side state only
+        # Found as a resume finds the run's checkpoint (the newest that verifies); a resume has
+        # already refused a best checkpoint that does not read back.
+        state = find_checkpoint(checkpoint_dir).state
+        if state is not None:
             self.best_value = float(state.get(BEST_VALUE_KEY, -math.inf))
             self.best_itr = int(state["itr"])
 

@@ -304,15 +304,15 @@ GRID_TINY = ["--meta_batch_size", "2", "--rollouts_per_meta_task", "2", "--max_p
 """Per run: 2 x 2 x 5 x (1 + 1) = 40 timesteps per iteration."""
 
 
-def test_reproduce_plans_a_user_env_with_the_defaults(reproduce, tmp_path):
+def test_reproduce_plans_a_user_env_with_the_defaults(reproduce, tmp_path, capsys):
     (run,) = reproduce.plan_runs([("promp", SPEC, (1,))], 100, str(tmp_path), GRID_TINY)
     assert run.run_dir == str(tmp_path / "promp" / "user_envs.PointLineGoalEnv" / "seed_1")
     assert run.params["env"] == SPEC and run.n_itr == 3  # ceil(100 / 40)
     assert run.params["num_inner_grad_steps"] == 1 and run.params["sampling_mode"] == "rollouts"
-    with pytest.raises(SystemExit, match=r"--envs user_envs:NoTaskSetterEnv: class "
-                                         r"NoTaskSetterEnv does not follow the MetaEnv protocol"):
-        reproduce.main(["--algos", "promp", "--envs", "user_envs:NoTaskSetterEnv",
-                        "--timesteps", "100", "--out", str(tmp_path / "bad")])
+    assert reproduce.main(["--algos", "promp", "--envs", "user_envs:NoTaskSetterEnv",
+                           "--timesteps", "100", "--out", str(tmp_path / "bad")]) == 2
+    assert ("--envs user_envs:NoTaskSetterEnv: class NoTaskSetterEnv does not follow the "
+            "MetaEnv protocol") in capsys.readouterr().err
     assert not os.path.exists(tmp_path / "bad")
 
 

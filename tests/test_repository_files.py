@@ -91,7 +91,8 @@ def test_the_resuming_docs_list_exactly_the_flags_a_resume_may_change():
     from meta_policy_search.experiment.configs import RESUME_CHANGEABLE
 
     page = read("docs/experiments.rst")
-    section = page[page.index("Resuming\n--------"):page.index("Plotting\n--------")]
+    start = page.index("Resuming\n--------\n") + len("Resuming\n--------\n")
+    section = page[start:start + re.search(r"\n[^\n]+\n-{4,}\n", page[start:]).start()]
     listed = set(re.findall(r"``--(\w+)", section)) - {"resume"}
     assert listed == set(RESUME_CHANGEABLE) - {"dump_path"}
     assert "override the stored config" not in section  # the CLI refuses other flags

@@ -6,6 +6,7 @@ import csv
 import importlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -113,9 +114,10 @@ def test_timesteps_per_iteration_checks_its_counts():
     (["--algos", "promp", "--envs", "PointEnvRandGoal"], ["--", "--inner_lr_typo", "1"],
      "inner_lr_typo"),
 ])
-def test_bad_names_are_listed_with_the_valid_ones(tmp_path, argv, extra, match):
-    with pytest.raises(SystemExit, match=match):
-        reproduce.main([*argv, "--timesteps", "100", "--out", str(tmp_path), *extra])
+def test_bad_names_are_listed_with_the_valid_ones(tmp_path, capsys, argv, extra, match):
+    assert reproduce.main([*argv, "--timesteps", "100", "--out", str(tmp_path), *extra]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert re.search(match, line), line
     assert not os.listdir(tmp_path)
 
 
@@ -254,11 +256,12 @@ def test_tiny_grid_runs_skips_resumes_and_restarts(tmp_path, monkeypatch, capsys
     monkeypatch.undo()
     monkeypatch.setattr(reproduce, "load_paper_reference", lambda: fake_reference)
 
-    # 3. Seed 1 crashed after its last checkpoint (no done marker), seed 2 before its first
-    #    checkpoint; the grid now asks for 3 iterations.
+    # 3. Seed 1 crashed after its last checkpoint (no done marker), seed 2 during its first
+    #    iteration (no checkpoint, no row); the grid now asks for 3 iterations.
     os.remove(os.path.join(run_dirs[0], "done.json"))
     os.remove(os.path.join(run_dirs[1], "done.json"))
     shutil.rmtree(os.path.join(run_dirs[1], "checkpoints"))
+    os.remove(os.path.join(run_dirs[1], "progress.csv"))
     longer = [a if a != "80" else "120" for a in args]
     assert reproduce.main([*longer, "--", *TINY]) == 0
     assert "0 finished, 1 to resume, 1 to start" in capsys.readouterr().out

@@ -6,6 +6,7 @@ import csv
 import importlib
 import importlib.util
 import os
+import pickle
 import sys
 
 import numpy as np
@@ -75,7 +76,7 @@ def test_nan_reward_with_zero_baseline_stops_the_run_naming_the_episode(
     point_mass, tmp_path, monkeypatch, reset_logger
 ):
     from meta_policy_search.samplers.meta_sampler import NonFiniteSampleError
-    from meta_policy_search.utils.checkpoint import checkpoint_iteration
+    from meta_policy_search.utils.checkpoint_lookup import checkpoint_iteration
 
     # Iteration 1's first phase; the envs of a task step together: task 1, rollout 1, step 1.
     nan_reward_at(monkeypatch, {STEPS_PER_ITR + 8})
@@ -334,7 +335,14 @@ def make_bad_inputs(tmp_path) -> None:
     for name, params in (("point_run", '{"algo": "promp", "env": "PointEnvRandGoal"}'),
                          ("bad_params_run", '{"algo": "promp", "env": '),
                          ("gone_env_run", '{"algo": "promp", "env": "gone_module:GoneEnv"}')):
-        (tmp_path / name / "checkpoints" / "itr_000000").mkdir(parents=True)
+        # A checkpoint that passes the checks made without TensorFlow (these runs are refused
+        # for their params.json before its tensors would be read).
+        checkpoint = tmp_path / name / "checkpoints" / "itr_000000"
+        checkpoint.mkdir(parents=True)
+        (checkpoint / "state.json").write_text('{"itr": 0, "time": 0}')
+        (checkpoint / "state.pkl").write_bytes(pickle.dumps({"itr": 0}))
+        (checkpoint / "tf_state.index").write_bytes(b"")
+        (checkpoint / "tf_state.data-00000-of-00001").write_bytes(b"")
         (tmp_path / name / "checkpoints" / "latest").write_text("itr_000000")
         (tmp_path / name / "params.json").write_text(params)
 
@@ -365,11 +373,12 @@ def snapshot(directory) -> dict[str, bytes | None]:
     (["--num_minibatches", "7", "--meta_batch_size", "2"],
      ["--num_minibatches 7: must be at most --meta_batch_size (2)"]),
     (["--resume", "--dump_path", "corrupt_json", "--n_itr", "5"],
-     ["checkpoint: corrupt_json/checkpoints/itr_000000/state.json: corrupt, not valid JSON"]),
+     ["--resume: corrupt_json/checkpoints/itr_000000/state.json: corrupt, not valid JSON"]),
     (["--resume", "--dump_path", "corrupt_pkl", "--n_itr", "5"],
-     ["checkpoint: corrupt_pkl/checkpoints/itr_000000/state.pkl: corrupt, cannot unpickle it"]),
+     ["--resume: corrupt_pkl/checkpoints/itr_000000/state.pkl: corrupt, cannot unpickle it"]),
     (["--dump_path", "corrupt_json"],
-     ["checkpoint: corrupt_json/checkpoints/itr_000000/state.json: corrupt, not valid JSON"]),
+     ["--dump_path corrupt_json already holds a run (a checkpoint that does not read back "
+      "(corrupt_json/checkpoints/itr_000000/state.json: corrupt, not valid JSON"]),
 ])
 def test_invalid_settings_exit_2_at_once_writing_nothing(tmp_path, args, expected):
     make_bad_inputs(tmp_path)

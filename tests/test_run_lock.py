@@ -16,7 +16,7 @@ import pytest
 
 from meta_policy_search.experiment.config_parsing import ConfigError
 from meta_policy_search.experiment.run_lock import LOCK_FILE, acquire_run_lock, check_run_owner
-from meta_policy_search.utils.checkpoint import checkpoint_iteration
+from meta_policy_search.utils.checkpoint_lookup import checkpoint_iteration
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 SCRIPT = os.path.join(REPO, "experiments", "promp_run_point_mass.py")

@@ -15,11 +15,8 @@ from meta_policy_search.meta_trainer import Trainer
 from meta_policy_search.types import PathBatch, SampleBatch
 from meta_policy_search.utils import checkpoint as checkpoint_module
 from meta_policy_search.utils import logger
-from meta_policy_search.utils.checkpoint import (
-    latest_checkpoint,
-    restore_checkpoint,
-    save_checkpoint,
-)
+from meta_policy_search.utils.checkpoint import restore_checkpoint, save_checkpoint
+from meta_policy_search.utils.checkpoint_lookup import find_checkpoint, latest_checkpoint
 
 T, R, H = 2, 3, 4
 PADDED = 2
@@ -375,30 +372,35 @@ def test_failed_save_leaves_previous_checkpoint_intact(tmp_path, monkeypatch):
     save_checkpoint(directory, 1, _trackables(1.0), {"tag": "first"})
     save_checkpoint(directory, 2, _trackables(2.0), {"tag": "second"})
 
-    # Crash while writing the side file of the new checkpoint.
-    def exploding_dump(*args, **kwargs):
+    # Crash while writing the new checkpoint (after its tensors and side file).
+    def exploding(*args, **kwargs):
         raise OSError("disk full (simulated)")
 
     with monkeypatch.context() as patch:
-        patch.setattr(checkpoint_module.pickle, "dump", exploding_dump)
+        patch.setattr(checkpoint_module, "checkpoint_manifest", exploding)
         with pytest.raises(OSError, match="simulated"):
             save_checkpoint(directory, 3, _trackables(3.0), {"tag": "third"})
-    # Crash after the new directory is in place but before the pointer moves.
-    with monkeypatch.context() as patch:
-        patch.setattr(checkpoint_module, "atomic_write_bytes", exploding_dump)
-        with pytest.raises(OSError, match="simulated"):
-            save_checkpoint(directory, 3, _trackables(3.0), {"tag": "third"})
-
     fresh = _trackables(0.0)
     state = restore_checkpoint(directory, fresh)
     assert state["tag"] == "second" and state["itr"] == 2
     assert fresh["v"].numpy() == 2.0
     assert os.path.basename(latest_checkpoint(directory)) == "itr_000002"
 
+    # Crash after the new directory is complete and in place but before the pointer moves: the
+    # scan finds the new checkpoint (it verifies) and reports the stale pointer.
+    with monkeypatch.context() as patch:
+        patch.setattr(checkpoint_module, "atomic_write_bytes", exploding)
+        with pytest.raises(OSError, match="simulated"):
+            save_checkpoint(directory, 3, _trackables(3.0), {"tag": "third"})
+    lookup = find_checkpoint(directory)
+    assert lookup.state["tag"] == "third"
+    assert lookup.notes() == [f"{os.path.join(directory, 'latest')} names itr_000002, an older "
+                              "checkpoint; found itr_000003 by scanning instead"]
+
     # The next save succeeds and cleans up what the crashes left behind.
-    save_checkpoint(directory, 3, _trackables(3.0), {"tag": "third"})
-    assert restore_checkpoint(directory)["tag"] == "third"
-    assert sorted(os.listdir(directory)) == ["itr_000003", "latest"]
+    save_checkpoint(directory, 4, _trackables(4.0), {"tag": "fourth"})
+    assert restore_checkpoint(directory)["tag"] == "fourth"
+    assert sorted(os.listdir(directory)) == ["itr_000004", "latest"]
 
 
 def test_restore_without_checkpoint_raises(tmp_path):

@@ -7,10 +7,18 @@ only when an env is built, so it imports (and documents) without it.
 
 Tasks are integer indices into the benchmark's task list, training tasks first:
 ``0 .. num_train_tasks - 1`` are the benchmark's ``train_tasks``, the rest its ``test_tasks``.
-:meth:`~MetaWorldBenchmarkEnv.sample_tasks` draws training tasks (meta-training),
+:meth:`~MetaWorldBenchmarkEnv.sample_tasks` draws training tasks only (meta-training),
 :meth:`~MetaWorldBenchmarkEnv.sample_test_tasks` the held-out ones (meta-testing,
-:func:`meta_policy_search.evaluation.draw_tasks`). An index is small, picklable and JSON-able;
-:meth:`~MetaWorldBenchmarkEnv.task_parameters` tells what it stands for (env name, goal vector).
+:func:`meta_policy_search.evaluation.draw_tasks` and
+:mod:`meta_policy_search.evaluation.metaworld_protocol`). Both draw the same number of tasks from
+every env class of the split, as Meta-World's own vectorised ML envs do. An index is small,
+picklable and JSON-able; :meth:`~MetaWorldBenchmarkEnv.task_parameters` tells what it stands for
+(env name, goal vector).
+
+The reward function is selectable: ``reward_function_version`` ``'v2'`` (Meta-World's default
+since its v2 envs, Meta-World+'s "V2") or ``'v1'`` (the reward of the original paper, Meta-World+'s
+"V1"; McLean et al. 2025, arXiv:2505.11289). Give it as ``--env_kwargs
+'{"reward_function_version": "v1"}'``; the ``ML10`` paper config writes it into ``params.json``.
 
 Run scripts and :func:`~meta_policy_search.envs.make_env` take the names ``ML1-<env>`` (e.g.
 ``ML1-reach-v3``) and ``ML10``.
@@ -48,12 +56,34 @@ INSTALL_HINT = (
 INFO_KEYS = ("success", "near_object", "grasp_success", "obj_to_target")
 """Meta-World's per-step infos passed on to the sampler (as floats)."""
 
+REWARD_FUNCTION_VERSIONS = ("v1", "v2")
+"""Meta-World's reward functions (its envs' ``reward_function_version``): ``v1`` is the reward of
+the original benchmark (Yu et al. 2019), ``v2`` the one its envs use by default since."""
+
+DEFAULT_REWARD_FUNCTION_VERSION = "v2"
+"""Meta-World's default, and Meta-World+'s default in its baselines (``metaworld-algorithms``)."""
+
+SPLITS = ("train", "test")
+"""A benchmark's task splits: meta-training and held-out meta-test tasks."""
+
 
 def is_metaworld_env_name(name: object) -> bool:
     """Whether ``name`` is a Meta-World env name: ``ML10`` or ``ML1-<env>``."""
     return isinstance(name, str) and (
         name == ML10_NAME or (name.startswith(ML1_PREFIX) and len(name) > len(ML1_PREFIX))
     )
+
+
+def check_reward_function_version(value: object) -> str:
+    """Return ``value`` if it is one of :data:`REWARD_FUNCTION_VERSIONS`.
+
+    Raises:
+        ValueError: naming the value and the valid ones.
+    """
+    if value not in REWARD_FUNCTION_VERSIONS:
+        raise ValueError(f"reward_function_version must be one of {REWARD_FUNCTION_VERSIONS}, "
+                         f"got {value!r}")
+    return str(value)
 
 
 def import_metaworld() -> ModuleType:
@@ -74,7 +104,7 @@ def make_metaworld_env(name: str, **kwargs: Any) -> MetaWorldBenchmarkEnv:
 
     Args:
         name: ``'ML1-<env>'`` (e.g. ``'ML1-reach-v3'``) or ``'ML10'``.
-        **kwargs: constructor arguments (``benchmark_seed``).
+        **kwargs: constructor arguments (``benchmark_seed``, ``reward_function_version``).
 
     Returns:
         A :class:`MetaWorldML1Env` or :class:`MetaWorldML10Env`.
@@ -112,11 +142,20 @@ class MetaWorldBenchmarkEnv(MetaEnv):
     Args:
         benchmark: a Meta-World benchmark (``metaworld.ML1(...)``, ``metaworld.ML10(...)``, ...):
             its ``train_classes``/``test_classes`` and ``train_tasks``/``test_tasks`` are used.
+        reward_function_version: one of :data:`REWARD_FUNCTION_VERSIONS`, passed to every
+            Meta-World env built.
+
+    Raises:
+        ValueError: if ``reward_function_version`` is not one of :data:`REWARD_FUNCTION_VERSIONS`,
+            or the benchmark lacks train or test tasks.
     """
 
     metadata: dict[str, Any] = {"render_modes": []}
 
-    def __init__(self, benchmark: Any) -> None:
+    def __init__(self, benchmark: Any,
+                 reward_function_version: str = DEFAULT_REWARD_FUNCTION_VERSION) -> None:
+        self.reward_function_version = check_reward_function_version(reward_function_version)
+        """Meta-World's reward function of every env: ``'v1'`` or ``'v2'``."""
         self._classes: dict[str, type] = {**benchmark.train_classes, **benchmark.test_classes}
         train, test = list(benchmark.train_tasks), list(benchmark.test_tasks)
         if not train or not test:
@@ -126,6 +165,10 @@ class MetaWorldBenchmarkEnv(MetaEnv):
         """Number of training tasks (indices ``0 .. num_train_tasks - 1``)."""
         self.num_test_tasks = len(test)
         """Number of test tasks (the indices after the training tasks)."""
+        self._split_classes: dict[str, dict[str, list[int]]] = {
+            split: _indices_by_env_name(tasks, first_index)
+            for split, tasks, first_index in (("train", train, 0), ("test", test, len(train)))
+        }
         self._envs: dict[str, Any] = {}
         self._task: int | None = None
         env = self._env_for(self._metaworld_tasks[0])
@@ -137,17 +180,52 @@ class MetaWorldBenchmarkEnv(MetaEnv):
 
     # ----------------------------------------------------------------------- tasks
     def sample_tasks(self, n_tasks: int) -> list[Task]:
-        """Draw ``n_tasks`` training tasks (without replacement while there are enough)."""
-        indices = self.task_rng.choice(self.num_train_tasks, size=n_tasks,
-                                       replace=n_tasks > self.num_train_tasks)
-        return [int(i) for i in indices]
+        """Draw ``n_tasks`` training tasks, the same number from every training env class.
+
+        See :meth:`tasks_by_class` for how the draw is balanced; a test task is never drawn.
+        """
+        return self._sample_balanced("train", n_tasks)
 
     def sample_test_tasks(self, n_tasks: int) -> list[Task]:
-        """Draw ``n_tasks`` of the benchmark's test tasks (without replacement while there are
-        enough)."""
-        indices = self.task_rng.choice(self.num_test_tasks, size=n_tasks,
-                                       replace=n_tasks > self.num_test_tasks)
-        return [self.num_train_tasks + int(i) for i in indices]
+        """Draw ``n_tasks`` of the benchmark's test tasks, balanced over the test env classes as
+        :meth:`sample_tasks`."""
+        return self._sample_balanced("test", n_tasks)
+
+    def tasks_by_class(self, split: str) -> dict[str, list[int]]:
+        """The task indices of a split, per env class, in the benchmark's order.
+
+        Meta-World's vectorised ML envs (``metaworld.make_ml_envs``) give every env class of a
+        split ``meta_batch_size / num_classes`` envs; :meth:`sample_tasks` and
+        :meth:`sample_test_tasks` draw alike: ``n // num_classes`` goals of every class (the
+        ``n % num_classes`` left over from distinct classes drawn at random), each class's goals
+        without replacement while it has enough. With one class (ML1) this is a plain draw
+        without replacement.
+
+        Args:
+            split: ``'train'`` or ``'test'``.
+
+        Returns:
+            Env name (e.g. ``'reach-v3'``) -> its task indices.
+
+        Raises:
+            ValueError: on another ``split``.
+        """
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+        return {name: list(indices) for name, indices in self._split_classes[split].items()}
+
+    def _sample_balanced(self, split: str, n_tasks: int) -> list[Task]:
+        groups = list(self._split_classes[split].values())
+        counts = [n_tasks // len(groups)] * len(groups)
+        remainder = n_tasks % len(groups)
+        if remainder:  # no draw otherwise: ML1's task draws stay those of a plain choice
+            for group in self.task_rng.choice(len(groups), size=remainder, replace=False):
+                counts[int(group)] += 1
+        tasks: list[Task] = []
+        for group, count in zip(groups, counts):
+            picks = self.task_rng.choice(len(group), size=count, replace=count > len(group))
+            tasks += [group[int(i)] for i in picks]
+        return tasks
 
     def set_task(self, task: Task) -> None:
         """Make the benchmark task with index ``task`` the current one.
@@ -187,7 +265,7 @@ class MetaWorldBenchmarkEnv(MetaEnv):
     def _env_for(self, metaworld_task: Any) -> Any:
         name = metaworld_task.env_name
         if name not in self._envs:
-            env = self._classes[name]()
+            env = self._classes[name](reward_function_version=self.reward_function_version)
             # No time limit of its own: Meta-World's step() refuses to go past max_path_length.
             env.max_path_length = sys.maxsize
             self._envs[name] = env
@@ -262,34 +340,57 @@ class MetaWorldML1Env(MetaWorldBenchmarkEnv):
         env_name: a Meta-World v3 env, e.g. ``'reach-v3'``, ``'push-v3'``, ``'pick-place-v3'``.
         benchmark_seed: seed of the benchmark's task lists (Meta-World draws the test tasks
             with ``benchmark_seed + 1``); ``None``: new tasks every time.
+        reward_function_version: ``'v2'`` (default) or ``'v1'``, see
+            :data:`REWARD_FUNCTION_VERSIONS`.
 
     Raises:
-        ValueError: if ``env_name`` is not a Meta-World v3 env.
+        ValueError: if ``env_name`` is not a Meta-World v3 env or the reward version is unknown.
         ImportError: if ``metaworld`` is not installed.
     """
 
-    def __init__(self, env_name: str = "reach-v3", benchmark_seed: int | None = 0) -> None:
+    def __init__(self, env_name: str = "reach-v3", benchmark_seed: int | None = 0,
+                 reward_function_version: str = DEFAULT_REWARD_FUNCTION_VERSION) -> None:
         metaworld = import_metaworld()
         if env_name not in metaworld.ML1.ENV_NAMES:
             raise ValueError(f"{env_name!r} is not a Meta-World v3 env; valid: "
                              f"{', '.join(metaworld.ML1.ENV_NAMES)}")
         self.env_name = env_name
-        super().__init__(metaworld.ML1(env_name, seed=benchmark_seed))
+        super().__init__(metaworld.ML1(env_name, seed=benchmark_seed),
+                         reward_function_version=reward_function_version)
 
 
 class MetaWorldML10Env(MetaWorldBenchmarkEnv):
     """Meta-World ML10: 10 training envs and 5 held-out test envs, 50 goals each.
 
-    Every env has the same 39-dim observation and 4-dim action, so one policy serves all; the
-    goal (and which env it is) is not in the observation. Building the benchmark takes tens of
-    seconds (Meta-World samples the goals of 15 envs).
+    Training envs: reach, push, pick-place, door-open, drawer-close, button-press-topdown,
+    peg-insert-side, window-open, sweep, basketball; test envs: drawer-open, door-close,
+    shelf-place, sweep-into, lever-pull (all ``-v3``). Meta-training samples only the 500
+    training tasks (:meth:`sample_tasks`), balanced over the 10 envs; the 250 test tasks are for
+    meta-testing. Every env has the same 39-dim observation and 4-dim action, so one policy
+    serves all; the goal (and which env it is) is not in the observation. Building the benchmark
+    takes tens of seconds (Meta-World samples the goals of 15 envs).
 
     Args:
-        benchmark_seed: seed of the benchmark's task lists; ``None``: new tasks every time.
+        benchmark_seed: seed of the benchmark's task lists (train and test alike); ``None``: new
+            tasks every time.
+        reward_function_version: ``'v2'`` (default) or ``'v1'``, see
+            :data:`REWARD_FUNCTION_VERSIONS`.
 
     Raises:
+        ValueError: if the reward version is unknown.
         ImportError: if ``metaworld`` is not installed.
     """
 
-    def __init__(self, benchmark_seed: int | None = 0) -> None:
-        super().__init__(import_metaworld().ML10(seed=benchmark_seed))
+    def __init__(self, benchmark_seed: int | None = 0,
+                 reward_function_version: str = DEFAULT_REWARD_FUNCTION_VERSION) -> None:
+        check_reward_function_version(reward_function_version)  # before the slow build
+        super().__init__(import_metaworld().ML10(seed=benchmark_seed),
+                         reward_function_version=reward_function_version)
+
+
+def _indices_by_env_name(tasks: list[Any], first_index: int) -> dict[str, list[int]]:
+    """Task index (``first_index + position``) per env name, in the order of ``tasks``."""
+    groups: dict[str, list[int]] = {}
+    for position, task in enumerate(tasks):
+        groups.setdefault(task.env_name, []).append(first_index + position)
+    return groups

@@ -335,7 +335,8 @@ CHECKPOINT_CHOICES = ("latest", "best")
 
 
 def find_checkpoint_dir(run_dir: str, which: str = "latest") -> str:
-    """A checkpoint directory of ``run_dir``, checked to hold a complete checkpoint.
+    """A checkpoint directory of ``run_dir``, checked to hold a complete checkpoint (found by
+    scanning its ``itr_*`` directories, :func:`~meta_policy_search.utils.checkpoint_lookup.find_checkpoint`).
 
     Args:
         run_dir: a run directory.
@@ -347,10 +348,12 @@ def find_checkpoint_dir(run_dir: str, which: str = "latest") -> str:
 
     Raises:
         ValueError: if ``which`` is not one of :data:`CHECKPOINT_CHOICES`.
-        FileNotFoundError: if it holds no complete checkpoint.
+        FileNotFoundError: if it holds no checkpoint.
+        CheckpointError: (a ``ValueError``) if it holds checkpoints but none reads back, naming
+            the newest one's damaged file.
     """
     from meta_policy_search.best_checkpoint import BEST_DIR_NAME
-    from meta_policy_search.utils.checkpoint import latest_checkpoint
+    from meta_policy_search.utils.checkpoint_lookup import CheckpointError, find_checkpoint
 
     if which not in CHECKPOINT_CHOICES:
         raise ValueError(f"checkpoint must be one of {CHECKPOINT_CHOICES}, got {which!r}")
@@ -360,7 +363,11 @@ def find_checkpoint_dir(run_dir: str, which: str = "latest") -> str:
     else:
         checkpoint_dir = os.path.join(run_dir, "checkpoints")
         hint = "train the run first (the Trainer saves one after every iteration)"
-    if latest_checkpoint(checkpoint_dir) is None:
+    lookup = find_checkpoint(checkpoint_dir)
+    if lookup.path is None and lookup.damaged:
+        raise CheckpointError(f"no checkpoint in {checkpoint_dir!r} reads back: "
+                              f"{lookup.damaged[0]}")
+    if lookup.path is None:
         raise FileNotFoundError(f"no complete checkpoint in {checkpoint_dir!r}: {hint}")
     return checkpoint_dir
 

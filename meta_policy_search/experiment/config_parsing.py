@@ -208,13 +208,16 @@ def config_from_dict(
 
 
 def make_parser(config_cls: type, description: str | None = None) -> argparse.ArgumentParser:
-    """An argparse parser with ``--config_file``, ``--resume`` and one ``--<field>`` per field.
+    """An argparse parser with ``--config_file``, ``--resume``, ``--overwrite`` and one
+    ``--<field>`` per field; the exit-status contract is its epilog.
 
     Flags left out are not set (``argparse.SUPPRESS``), so they do not override a config file.
     """
+    from meta_policy_search.experiment.exit_codes import EPILOG  # it imports this module
+
     parser = argparse.ArgumentParser(
         description=plain_text(description or config_cls.__doc__ or ""),
-        epilog=run_script_epilog(),
+        epilog=f"{run_script_epilog()} {EPILOG}",
         formatter_class=DefaultsOnceHelpFormatter,
     )
     parser.add_argument("--config_file", help="JSON file of config overrides")
@@ -222,6 +225,13 @@ def make_parser(config_cls: type, description: str | None = None) -> argparse.Ar
         "--resume",
         action="store_true",
         help="continue the run in --dump_path from its last checkpoint and params.json",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="a fresh start may replace a run already in --dump_path: its checkpoints, "
+        "progress.csv, params.json, log.txt and event files are deleted first (without it, a "
+        "fresh start on a directory holding a checkpoint or a progress.csv row is refused)",
     )
     docs = field_docs(config_cls)
     defaults = config_cls()
@@ -261,6 +271,8 @@ class ParsedCommandLine:
     """With ``--resume``: the fields (all in
     :data:`~meta_policy_search.experiment.configs.RESUME_CHANGEABLE`) whose requested value
     differs from the run's ``params.json``; ``params.json`` is rewritten only to record these."""
+    overwrite: bool = False
+    """``--overwrite`` was given: a fresh start may replace a run in ``dump_path``."""
 
 
 def parse_command_line(
@@ -288,7 +300,7 @@ def parse_command_line(
         raise ConfigError(f"unknown command-line argument(s) {unknown}")
     hints = typing.get_type_hints(config_cls)
     cli = {k: _coerce(k, v, hints[k], from_cli=True)
-           for k, v in vars(args).items() if k not in ("config_file", "resume")}
+           for k, v in vars(args).items() if k not in ("config_file", "resume", "overwrite")}
     file_values = load_json(args.config_file) if args.config_file else {}
     if args.resume:
         # Imported here: resume_parsing builds on this module.
@@ -304,7 +316,7 @@ def parse_command_line(
     errors = validate_config(parsed.config)
     if errors:
         raise ConfigError(*errors)
-    return parsed
+    return dataclasses.replace(parsed, overwrite=args.overwrite)
 
 
 def parse_config(

@@ -221,7 +221,7 @@ class TRPOMAMLConfig(MetaRLConfig):
     """TRPO-MAML and E-MAML-TRPO settings."""
 
     step_size: float = 0.01
-    """TRPO trust region: maximum mean KL of the outer step."""
+    """TRPO trust region: maximum mean KL (nats) of the outer step, in (0, 1]."""
     inner_type: str = MAML_INNER_TYPE
     """Inner objective: ``log_likelihood`` (MAML), ``likelihood_ratio`` (LVC) or ``dice``."""
     exploration: bool = False
@@ -343,7 +343,13 @@ FIELD_RULES: dict[str, Rule] = {
     "init_inner_kl_penalty": Rule(lambda v: v >= 0, "a finite number >= 0"),
     "anneal_factor": Rule(outer_step_settings.is_anneal_factor,
                           outer_step_settings.ANNEAL_FACTOR_ALLOWED),
-    "step_size": _positive(),
+    # A bound on the mean KL (nats) of one TRPO step. TRPO's step is sqrt(2 step_size / s'Hs)
+    # times the CG direction s, from a quadratic model of the KL that holds only near 0, and the
+    # line search shrinks it by at most 0.8^15 = 0.035: far above the paper's 0.01 the "trust
+    # region" bounds nothing (1e30 makes the first try 1e15 times the step of 1). Above 1 nat is
+    # refused rather than warned about: a run with it is wasted compute.
+    "step_size": Rule(lambda v: 0 < v <= 1, "a finite number in (0, 1], the mean KL bound of "
+                      "one TRPO step in nats (the paper: 0.01)"),
     "exploration_type": _one_of(EXPLORATION_TYPES),
     "hvp_approach": _one_of(HVP_APPROACHES),
     "dice_baseline": _one_of(BASELINES),

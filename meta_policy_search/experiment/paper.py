@@ -13,8 +13,13 @@ provenance:
          "paper": {ENV: {"note": "...",             # optional, shown in the docs table
                          "all": {FIELD: VALUE},     # every algorithm
                          ALGO: {FIELD: VALUE}}},    # one algorithm (a run script's algo_name)
-         "not_in_paper": {ENV: {"max_path_length": H, "note": "..."}}}
+         "not_in_paper": {ENV: {"max_path_length": H, "note": "..."}},
+         "benchmark_configs": {ENV: {...}}}        # optional: as "paper", other sources
 
+    ``benchmark_configs`` holds, in the layout of a ``paper`` entry, the settings of a
+    benchmark's own reference code for an env the ProMP paper did not run (``ML10``: Meta-World+'s
+    MAML-TRPO, its ``note`` names the source); they are applied the same way, but the env is not
+    one of :func:`paper_envs` (nor of the paper's tables and reproduction grid).
     :func:`paper_entry` merges them (``common`` < ``all`` < ``ALGO``; an algorithm without a
     section of its own takes the one :data:`SECTION_FALLBACKS` names, e.g. PPO-MAML ProMP's);
     :func:`meta_policy_search.experiment.config_parsing.parse_command_line` applies the result between the
@@ -61,6 +66,9 @@ ProMP's keys that PPO-MAML's config lacks (the KL penalty's) are left out by
 :func:`paper_overrides`. An algorithm in neither a section nor this table gets the ``all``
 settings, and its config defaults for the rest."""
 
+BENCHMARK_CONFIGS = "benchmark_configs"
+"""Section of ``paper_configs.json`` with settings taken from a benchmark's own code."""
+
 _ENTRY_META_KEYS = ("note",)
 """Keys of a paper entry that describe it and are not settings."""
 
@@ -94,7 +102,17 @@ def _paper_configs() -> dict[str, Any]:
     both = sorted(set(data["paper"]) & set(data["not_in_paper"]))
     if both:
         raise ValueError(f"{PAPER_CONFIGS_FILE}: {both} are both in 'paper' and 'not_in_paper'")
+    for env, entry in data.get(BENCHMARK_CONFIGS, {}).items():
+        if env in data["paper"] or ALL_ALGOS not in entry or "note" not in entry:
+            raise ValueError(f"{PAPER_CONFIGS_FILE}: {BENCHMARK_CONFIGS} entry {env!r} needs "
+                             f"'note' (its source) and '{ALL_ALGOS}', and no 'paper' entry")
     return data
+
+
+def _entry(env: str) -> dict[str, Any] | None:
+    """``env``'s entry in ``paper``, else in ``benchmark_configs``, else ``None``."""
+    data = _paper_configs()
+    return data["paper"].get(env, data.get(BENCHMARK_CONFIGS, {}).get(env))
 
 
 def load_paper_configs() -> dict[str, Any]:
@@ -139,19 +157,20 @@ def paper_entry(algo_name: str, env: str) -> dict[str, Any]:
         algo_name: a run script's algorithm name (``'promp'``, ``'trpo_maml'``, ...); an
             algorithm without its own section gets the section :data:`SECTION_FALLBACKS` names
             for it (:func:`paper_section`), else only the ``all`` settings.
-        env: an env class name.
+        env: an env class name (or a ``benchmark_configs`` env such as ``ML10``).
 
     Returns:
-        Config field -> JSON value (lists stay lists); empty if the paper did not run ``env``.
+        Config field -> JSON value (lists stay lists); empty if neither the paper nor a
+        ``benchmark_configs`` entry covers ``env``.
         Keys are not checked against any config class here (see
         :func:`paper_overrides`).
     """
-    data = _paper_configs()
-    entry = data["paper"].get(env)
+    entry = _entry(env)
     if entry is None:
         return {}
     section = paper_section(algo_name, env)
-    return copy.deepcopy({**data["common"], **entry[ALL_ALGOS], **entry.get(section, {})})
+    return copy.deepcopy({**_paper_configs()["common"], **entry[ALL_ALGOS],
+                          **entry.get(section, {})})
 
 
 def paper_section(algo_name: str, env: str) -> str:
@@ -161,7 +180,7 @@ def paper_section(algo_name: str, env: str) -> str:
         ``algo_name`` if the entry has that section, else its :data:`SECTION_FALLBACKS` entry if
         the entry has that one, else ``'all'`` (no algorithm-specific settings).
     """
-    entry = _paper_configs()["paper"].get(env, {})
+    entry = _entry(env) or {}
     for section in (algo_name, SECTION_FALLBACKS.get(algo_name)):
         if section is not None and section in entry:
             return section

@@ -67,13 +67,8 @@ def plan_run(algo: Algorithm, env: str, seed: int, run_dir: str, timesteps: floa
 
 
 def has_checkpoint(run_dir: str) -> bool:
-    """Whether ``run_dir/checkpoints`` holds a complete checkpoint.
+    """Whether ``run_dir/checkpoints`` holds a checkpoint that verifies, found as a resume finds
+    it (:func:`~meta_policy_search.utils.checkpoint_lookup.find_checkpoint`), without TensorFlow."""
+    from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
 
-    The layout of :mod:`meta_policy_search.utils.checkpoint` (a ``latest`` pointer naming a
-    complete checkpoint directory), read here without importing TensorFlow.
-    """
-    pointer = os.path.join(run_dir, "checkpoints", "latest")
-    if not os.path.isfile(pointer):
-        return False
-    with open(pointer, encoding="utf-8") as f:
-        return os.path.isdir(os.path.join(run_dir, "checkpoints", f.read().strip()))
+    return find_checkpoint(os.path.join(run_dir, "checkpoints")).path is not None

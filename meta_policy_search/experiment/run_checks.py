@@ -1,23 +1,26 @@
-"""The checks of the env and the run directory a run makes before it loads TensorFlow or writes.
+"""The checks of the env and the run directory a run makes before it writes anything.
 
 Each takes plain values (an env name, a directory), never the config: the settings themselves
 were validated when the command line was parsed
 (:func:`~meta_policy_search.experiment.config_parsing.parse_command_line`).
 :func:`~meta_policy_search.experiment.runner.prepare_run` calls :func:`check_env` and
-:func:`check_run_dir`, which also says whether a ``--resume`` has anything left to do. Every
-problem is a :class:`~meta_policy_search.experiment.config_parsing.ConfigError`, which the
-scripts print as one ``error:`` line per problem with exit status 2.
+:func:`check_run_dir`, which also says whether a ``--resume`` has anything left to do. All of
+this runs before TensorFlow is loaded, except :func:`check_checkpoint_tensors`, the last check of
+a resume (it reads the checkpoint's tensors). Every problem is a
+:class:`~meta_policy_search.experiment.config_parsing.ConfigError`, which the scripts print as
+one ``error:`` line per problem with exit status 2.
 """
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import json
 import os
 import sys
 import tempfile
 import typing
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from meta_policy_search.experiment.config_parsing import (  # noqa: F401 - re-exported
     ConfigError,
@@ -29,6 +32,9 @@ from meta_policy_search.experiment.configs import (  # noqa: F401 - re-exported
     ENV_SPEC_SEPARATOR,
     validate_config,
 )
+
+if TYPE_CHECKING:
+    from meta_policy_search.utils.checkpoint_lookup import CheckpointLookup
 
 
 def exit_with_config_error(error: ConfigError) -> typing.NoReturn:
@@ -81,9 +87,18 @@ class RunDir:
     resume: bool
     """``--resume`` was given."""
     checkpoint_found: int | None
-    """The iteration of its newest checkpoint (``None``: none), for :func:`check_unchanged`."""
+    """The iteration of its newest checkpoint that verifies (``None``: none), for
+    :func:`check_unchanged`."""
     finished: bool = False
     """With ``--resume``: the run has already completed ``n_itr`` iterations (nothing to do)."""
+    checkpoint_path: str | None = None
+    """With ``--resume``: the checkpoint directory the run continues from."""
+    best_checkpoint_path: str | None = None
+    """With ``--resume``: the ``--keep_best`` checkpoint the run will read, if it has one."""
+    notes: tuple[str, ...] = ()
+    """What the checkpoint lookup skipped or found wrong (a damaged pointer), for the user."""
+    checkpoint_names: tuple[str, ...] = ()
+    """The ``itr_*`` directories of ``checkpoints/`` when checked, for :func:`check_unchanged`."""
 
     @property
     def checkpoint_dir(self) -> str:
@@ -96,18 +111,31 @@ class RunDir:
         return self.checkpoint_found if self.resume else None
 
 
-def check_run_dir(dump_path: str, resume: bool, n_itr: int) -> RunDir:
-    """Check that a run may use ``dump_path``, without writing anything.
+PROGRESS_FILE = "progress.csv"
+"""The run's per-iteration log (:mod:`meta_policy_search.utils.logger`)."""
+
+
+def check_run_dir(
+    dump_path: str, resume: bool, n_itr: int, overwrite: bool = False,
+    reads_best_checkpoint: bool = False,
+) -> RunDir:
+    """Check that a run may use ``dump_path``, without writing anything or loading TensorFlow.
 
     ``dump_path`` must be a writable directory (or creatable) that no other process owns
-    (:mod:`~meta_policy_search.experiment.run_lock`); a new run must not overwrite a
-    checkpointed one, and a resumed run needs a checkpoint whose ``state.json`` and
-    ``state.pkl`` read back (checked here, before anything in the directory changes).
+    (:mod:`~meta_policy_search.experiment.run_lock`). A fresh start refuses a directory that
+    holds a run (any checkpoint, complete or not, or a row of ``progress.csv``) unless
+    ``overwrite``. A resume checks everything it will read before anything changes: the newest
+    checkpoint that verifies (:func:`~meta_policy_search.utils.checkpoint_lookup.find_checkpoint`, found
+    by scanning, not by trusting the ``latest`` pointer), the ``--keep_best`` checkpoint it
+    reads, and ``progress.csv``; ``params.json`` was read when the command line was parsed, and
+    the TensorFlow tensors are read by :func:`check_checkpoint_tensors`.
 
     Args:
         dump_path: the run directory.
         resume: whether the run continues from its checkpoint.
         n_itr: the run's number of iterations (a resumed run past it has nothing to do).
+        overwrite: a fresh start may replace a run already there (``--overwrite``).
+        reads_best_checkpoint: the resumed run reads ``checkpoints_best`` (``--keep_best``).
 
     Returns:
         The :class:`RunDir`.
@@ -115,23 +143,135 @@ def check_run_dir(dump_path: str, resume: bool, n_itr: int) -> RunDir:
     Raises:
         ConfigError: one message saying what is wrong and what to do.
     """
+    from meta_policy_search.best_checkpoint import best_checkpoint_dir
     from meta_policy_search.experiment.run_lock import check_run_owner
+    from meta_policy_search.utils.checkpoint_lookup import checkpoint_dirs, find_checkpoint
 
     check_writable_dir(dump_path, "--dump_path")
     check_run_owner(dump_path)
-    found = _checked_checkpoint(os.path.join(dump_path, "checkpoints"), resume)
-    if not resume and found is not None:
-        raise ConfigError(
-            f"--dump_path {dump_path} already holds a run: pass --resume to continue it, "
-            "or choose another --dump_path"
-        )
-    if resume and found is None:
-        raise ConfigError(
-            f"--resume: {dump_path} has no checkpoint yet (the run stopped during its "
-            "first iteration); start it again without --resume and with the same flags"
-        )
-    finished = resume and found is not None and found + 1 >= n_itr
-    return RunDir(dump_path, resume, found, finished)
+    if overwrite and resume:
+        raise ConfigError("--overwrite and --resume exclude each other: --resume continues the "
+                          "run in --dump_path, --overwrite deletes it and starts afresh")
+    lookup = find_checkpoint(os.path.join(dump_path, "checkpoints"))
+    names = tuple(checkpoint_dirs(lookup.checkpoint_dir))
+    if not resume:
+        existing = existing_run(dump_path, lookup)
+        if existing and not overwrite:
+            resumable = (" pass --resume to continue it," if lookup.path is not None else "")
+            raise ConfigError(
+                f"--dump_path {dump_path} already holds a run ({existing}):{resumable} choose "
+                "another --dump_path, or add --overwrite to delete that run and start afresh"
+            )
+        return RunDir(dump_path, resume, lookup.itr, checkpoint_names=names)
+    if lookup.path is None:
+        raise ConfigError(_nothing_to_resume(dump_path, lookup))
+    _check_progress(os.path.join(dump_path, PROGRESS_FILE))
+    best_path = None
+    best_dir = best_checkpoint_dir(dump_path)
+    if reads_best_checkpoint and os.path.isdir(best_dir):
+        best = find_checkpoint(best_dir)
+        if best.any_checkpoint and best.path is None:
+            raise ConfigError(f"--resume: {best.damaged[0]}; {_DAMAGED_ADVICE}")
+        best_path = best.path
+    found = lookup.itr
+    assert found is not None
+    return RunDir(dump_path, resume, found, found + 1 >= n_itr, lookup.path, best_path,
+                  tuple(lookup.notes()), names)
+
+
+_DAMAGED_ADVICE = ("nothing in the run was changed; restore the run directory from a backup, or "
+                   "start a new run with another --dump_path")
+
+
+def _nothing_to_resume(dump_path: str, lookup: CheckpointLookup) -> str:
+    """Why ``--resume`` finds no checkpoint in ``dump_path``, and what to do instead."""
+    if lookup.damaged:
+        return f"--resume: {lookup.damaged[0]}; {_DAMAGED_ADVICE}"
+    rows = _progress_rows(os.path.join(dump_path, PROGRESS_FILE))
+    if rows:
+        return (f"--resume: {dump_path} has no checkpoint to continue from, but {rows} "
+                f"iteration(s) in {PROGRESS_FILE} (it stopped before its first checkpoint was "
+                "written); start a new run with another --dump_path, or add --overwrite "
+                "(without --resume) to delete this one and start afresh")
+    return (f"--resume: {dump_path} has no checkpoint yet (the run stopped during its first "
+            "iteration); start it again without --resume and with the same flags")
+
+
+def existing_run(dump_path: str, lookup: CheckpointLookup | None = None) -> str:
+    """What of a run ``dump_path`` holds that a fresh start would destroy: any checkpoint
+    (complete or not, ``--keep_best``'s too) or a row of ``progress.csv``; ``''`` if none.
+
+    Args:
+        dump_path: a run directory (it need not exist).
+        lookup: its :func:`~meta_policy_search.utils.checkpoint_lookup.find_checkpoint` of
+            ``checkpoints/`` if already made.
+    """
+    from meta_policy_search.best_checkpoint import best_checkpoint_dir
+    from meta_policy_search.utils.checkpoint_lookup import checkpoint_dirs, find_checkpoint
+
+    if lookup is None:
+        lookup = find_checkpoint(os.path.join(dump_path, "checkpoints"))
+    found = []
+    if lookup.path is not None:
+        found.append(f"a checkpoint of iteration {lookup.itr}")
+    elif lookup.any_checkpoint:
+        found.append(f"a checkpoint that does not read back ({lookup.damaged[0]})")
+    if checkpoint_dirs(best_checkpoint_dir(dump_path)) and not found:
+        found.append("a --keep_best checkpoint")
+    rows = _progress_rows(os.path.join(dump_path, PROGRESS_FILE))
+    if rows:
+        found.append(f"{rows} iteration(s) in {PROGRESS_FILE}")
+    return " and ".join(found)
+
+
+def _progress_rows(path: str) -> int:
+    """Data rows of a ``progress.csv`` (``0`` if missing; one for a file that cannot be
+    decoded, which a fresh start must not truncate either)."""
+    try:
+        return _check_progress(path)
+    except ConfigError:
+        return 1
+
+
+def _check_progress(path: str) -> int:
+    """Read ``progress.csv`` as a resume will (UTF-8 CSV) and return its number of data rows.
+
+    Raises:
+        ConfigError: naming the file if it cannot be read or decoded.
+    """
+    if not os.path.exists(path):
+        return 0
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = sum(1 for _ in csv.reader(f))
+    except OSError as error:
+        raise ConfigError(f"--resume: {path}: cannot read it ({error.strerror or error}); "
+                          f"{_DAMAGED_ADVICE}") from None
+    except (UnicodeDecodeError, csv.Error) as error:
+        raise ConfigError(f"--resume: {path}: corrupt, not a UTF-8 CSV file "
+                          f"({' '.join(str(error).split())[:120]}); {_DAMAGED_ADVICE}") from None
+    return max(rows - 1, 0)
+
+
+def check_checkpoint_tensors(run_dir: RunDir) -> None:
+    """Read every tensor of the checkpoints a resume will restore (this imports TensorFlow).
+
+    The last check of a resume, before the run takes its lock or writes anything: a data file cut
+    short or a missing index is refused here instead of failing after ``params.json``,
+    ``log.txt`` and the event files were touched.
+
+    Raises:
+        ConfigError: naming the unreadable file.
+    """
+    from meta_policy_search.utils.checkpoint_lookup import CheckpointError, verify_tf_checkpoint
+
+    for path in (run_dir.checkpoint_path, run_dir.best_checkpoint_path):
+        if path is None:
+            continue
+        try:
+            verify_tf_checkpoint(path)
+        except CheckpointError as error:
+            raise ConfigError(f"--resume: {error}; {_DAMAGED_ADVICE}") from None
 
 
 def check_unchanged(run_dir: RunDir) -> None:
@@ -141,12 +281,49 @@ def check_unchanged(run_dir: RunDir) -> None:
     Raises:
         ConfigError: if the checkpoint changed, saying to run the command again.
     """
-    found = _checked_checkpoint(run_dir.checkpoint_dir, run_dir.resume)
-    if found != run_dir.checkpoint_found:
+    from meta_policy_search.utils.checkpoint_lookup import (
+        checkpoint_dirs,
+        checkpoint_name_iteration,
+        find_checkpoint,
+    )
+
+    names = tuple(checkpoint_dirs(run_dir.checkpoint_dir))
+    if names != run_dir.checkpoint_names:
+        lookup = find_checkpoint(run_dir.checkpoint_dir)
+        newest = checkpoint_name_iteration(names[0]) if names else None
+        found = lookup.itr if lookup.itr is not None else newest
         raise ConfigError(
             f"--dump_path {run_dir.dump_path}: another run wrote a checkpoint there "
             f"(iteration {found}) while this one was starting; run the command again"
         )
+
+
+TRAINING_OUTPUTS = ("checkpoints", "checkpoints_best", PROGRESS_FILE, "log.txt", "params.json",
+                    "provenance.json")
+"""What a training run writes into its directory (besides TensorBoard's ``events.out.*``):
+what ``--overwrite`` deletes before a fresh start, so that nothing of the old run mixes with
+the new one. Other files there (``meta_test/``, your own) are left alone."""
+
+
+def remove_training_outputs(dump_path: str) -> list[str]:
+    """Delete the outputs of the run in ``dump_path`` (:data:`TRAINING_OUTPUTS` and the event
+    files), for ``--overwrite``; call it only while holding the directory's lock.
+
+    Returns:
+        The names deleted.
+    """
+    import shutil
+
+    removed = []
+    for name in sorted(os.listdir(dump_path)) if os.path.isdir(dump_path) else []:
+        path = os.path.join(dump_path, name)
+        if name in TRAINING_OUTPUTS or name.startswith("events.out.tfevents"):
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.remove(path)
+            removed.append(name)
+    return removed
 
 
 def make_run_dir(dump_path: str) -> None:
@@ -162,33 +339,6 @@ def make_run_dir(dump_path: str) -> None:
             f"--dump_path {dump_path}: cannot create it ({error.strerror or error})"
         ) from None
     check_writable_dir(dump_path, "--dump_path")
-
-
-def _checked_checkpoint(checkpoint_dir: str, resume: bool) -> int | None:
-    """The iteration of the newest checkpoint in ``checkpoint_dir`` (``None``: none); with
-    ``resume`` its side state is read back too.
-
-    Raises:
-        ConfigError: if its ``state.json`` or (with ``resume``) ``state.pkl`` is corrupt.
-    """
-    from meta_policy_search.utils.checkpoint import (
-        CheckpointError,
-        checkpoint_iteration,
-        read_checkpoint_state,
-    )
-
-    if not os.path.isdir(checkpoint_dir):
-        return None
-    try:
-        if resume:
-            state = read_checkpoint_state(checkpoint_dir)
-            return None if state is None else int(state["itr"])
-        return checkpoint_iteration(checkpoint_dir)
-    except CheckpointError as error:
-        raise ConfigError(
-            f"checkpoint: {error}; restore the run directory from a backup, or start a new run "
-            "with another --dump_path"
-        ) from None
 
 
 def _check_env_kwargs(env: str, env_kwargs: dict[str, Any]) -> None:

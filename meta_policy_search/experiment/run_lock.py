@@ -23,6 +23,7 @@ import socket
 import time
 
 from meta_policy_search.experiment.config_parsing import ConfigError
+from meta_policy_search.utils.disk_space import DiskFullError, disk_full_as_error
 
 LOCK_FILE = "run.lock"
 """The lock file's name inside a run directory."""
@@ -135,10 +136,15 @@ def acquire_run_lock(run_dir: str) -> RunLock:
     Raises:
         ConfigError: naming the owner's pid if another process holds the lock, or if the
             directory or its lock file cannot be created.
+        DiskFullError: if the disk is full.
     """
+    owner = f"{os.getpid()} {socket.gethostname()}\n".encode()
     try:
-        os.makedirs(run_dir, exist_ok=True)
-        fd = os.open(lock_path(run_dir), os.O_RDWR | os.O_CREAT, 0o644)
+        with disk_full_as_error(lock_path(run_dir), len(owner)):
+            os.makedirs(run_dir, exist_ok=True)
+            fd = os.open(lock_path(run_dir), os.O_RDWR | os.O_CREAT, 0o644)
+    except DiskFullError:
+        raise
     except OSError as error:
         raise ConfigError(
             f"--dump_path {run_dir}: cannot write there ({error.strerror or error})"
@@ -148,7 +154,8 @@ def acquire_run_lock(run_dir: str) -> RunLock:
             raise _owner_error(run_dir, _describe_owner(fd))
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
-        os.write(fd, f"{os.getpid()} {socket.gethostname()}\n".encode())
+        with disk_full_as_error(lock_path(run_dir), len(owner)):
+            os.write(fd, owner)
     except BaseException:
         os.close(fd)
         raise

@@ -15,6 +15,7 @@ every check has passed.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -54,20 +55,25 @@ from meta_policy_search.experiment.configs import (  # noqa: F401 - re-exported
     TRPOMAMLConfig,
     VPGMAMLConfig,
 )
+from meta_policy_search.experiment.exit_codes import mark_failure
 from meta_policy_search.experiment.paper import describe_paper_entry
 from meta_policy_search.experiment.provenance import record_launch
 from meta_policy_search.experiment.run_checks import (  # noqa: F401 - re-exported
     ConfigExit,
     RunDir,
+    check_checkpoint_tensors,
     check_env,
     check_run_dir,
     check_unchanged,
     check_writable_dir,
+    existing_run,
     exit_with_config_error,
     make_run_dir,
+    remove_training_outputs,
 )
 from meta_policy_search.experiment.run_console import announce_run_dir
 from meta_policy_search.experiment.run_lock import acquire_run_lock
+from meta_policy_search.utils.disk_space import is_disk_full
 from meta_policy_search.utils.quiet_tf import import_tensorflow
 
 
@@ -231,7 +237,9 @@ def prepare_run(
     parsed = parse_command_line(config_cls, argv, algo_name)
     config = resolve_config(parsed.config, algo_name)
     check_env(config.env, config.env_kwargs)
-    run_dir = check_run_dir(config.dump_path, parsed.resume, config.n_itr)
+    run_dir = check_run_dir(config.dump_path, parsed.resume, config.n_itr,
+                            overwrite=parsed.overwrite,
+                            reads_best_checkpoint=config.keep_best is not None)
     return PreparedRun(config, parsed, run_dir)
 
 
@@ -285,23 +293,47 @@ def run_experiment(
     Raises:
         ConfigExit: (a ``SystemExit`` with status 2) after printing the messages of a
             :class:`ConfigError`: a bad flag, value or config file, a ``--resume`` that would
-            change the run, a corrupt checkpoint, or an unusable ``dump_path`` or one that
-            another process owns (checked by :func:`prepare_run` before TensorFlow is imported
-            and before anything is written). The run holds ``dump_path``'s lock
-            (:mod:`~meta_policy_search.experiment.run_lock`) until it returns.
+            change the run or finds a damaged file (a checkpoint, ``progress.csv``), a fresh
+            start on a directory that holds a run (without ``--overwrite``), or an unusable
+            ``dump_path`` or one that another process owns. All of this is checked before
+            anything is written; TensorFlow is imported only for the last check of a resume
+            (:func:`~meta_policy_search.experiment.run_checks.check_checkpoint_tensors`). The
+            run holds ``dump_path``'s lock (:mod:`~meta_policy_search.experiment.run_lock`)
+            until it returns.
+        Exception: whatever failed once training started (a dead sampler worker, non-finite
+            values, a full disk as a
+            :class:`~meta_policy_search.utils.disk_space.DiskFullError`), after its traceback
+            was appended to ``log.txt``
+            (:func:`~meta_policy_search.experiment.exit_codes.mark_failure`).
     """
     run_lock = None
+    prepared: PreparedRun | None = None
     try:
         prepared = prepare_run(config_cls, algo_name, argv)
+        for note in prepared.run_dir.notes:
+            print(f"note: {note}", file=sys.stderr)
         if not prepared.finished:
+            if prepared.parsed.resume:
+                check_checkpoint_tensors(prepared.run_dir)
             # The lock first: nothing is written in a directory another run owns.
             run_lock = acquire_run_lock(prepared.config.dump_path)
             check_unchanged(prepared.run_dir)
+            if prepared.parsed.overwrite:
+                removed = remove_training_outputs(prepared.config.dump_path)
+                if removed:
+                    print(f"--overwrite: deleted {', '.join(removed)} in "
+                          f"{prepared.config.dump_path}", file=sys.stderr)
             make_run_dir(prepared.config.dump_path)
     except ConfigError as error:
         if run_lock is not None:
             run_lock.release()
         exit_with_config_error(error)
+    except Exception as error:  # a full disk while taking the lock
+        if run_lock is not None:
+            run_lock.release()
+        if prepared is not None:
+            mark_failure(error, None, _resume_hint(error, prepared.config.dump_path))
+        raise
     if prepared.finished:
         print(
             f"nothing to do: {prepared.config.dump_path} already completed all "
@@ -318,9 +350,27 @@ def run_experiment(
         run_dir = _train(prepared, algo_name, make_algo, make_sample_processor, make_callbacks)
         finished = True
         return run_dir
+    except BaseException as error:
+        mark_failure(error, None if is_disk_full(error) else os.path.join(run_dir, "log.txt"),
+                     _resume_hint(error, run_dir))
+        raise
     finally:
         announce_run_dir(run_dir, algo_name, "finished" if finished else "stopped before the end")
         run_lock.release()
+
+
+def _resume_hint(error: BaseException, dump_path: str) -> str:
+    """What to do once the cause of a full disk is fixed, from what the run directory holds."""
+    if not is_disk_full(error):
+        return ""
+    from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
+
+    if find_checkpoint(os.path.join(dump_path, "checkpoints")).path is not None:
+        return "; the run stays resumable: free some space, then continue it with --resume"
+    if existing_run(dump_path):
+        return ("; it has no checkpoint yet: free some space, then start it again with "
+                "--overwrite")
+    return "; free some space, then run the same command again"
 
 
 def _train(
@@ -344,6 +394,8 @@ def _train(
     if not resume or parsed.resume_changes:
         # A resumed run's params.json changes only to record an allowed change (e.g. n_itr).
         write_params(config, config.dump_path, algo_name, parsed.paper_entry)
+    for note in prepared.run_dir.notes:
+        logger.log(f"note: {note}")
     if resume and parsed.resume_changes:
         logger.log("Resumed with changed settings: " + ", ".join(
             f"{name}={getattr(config, name)!r}" for name in parsed.resume_changes))

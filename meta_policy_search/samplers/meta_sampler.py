@@ -59,6 +59,12 @@ def find_nonfinite(paths: PathBatch) -> np.ndarray:
 
     Checked on the whole padded arrays (padding is zeros), vectorized: about one pass over the
     batch, cheap next to sampling it.
+
+    Finite values are not range-checked, however large (a reward of 1e30): the reward scale is
+    the env's to choose and no bound would fit every env; with standardized advantages (the
+    default ``normalize_adv``) a constant reward scale leaves the policy-gradient step unchanged;
+    and a value that overflows float32 later becomes inf or NaN, which this check (in the next
+    batch) or the Trainer's outer-step check names. See the FAQ, "A huge reward".
     """
     bad = ~np.isfinite(paths.rewards).all(axis=2)
     for array in (paths.observations, paths.actions):

@@ -15,7 +15,7 @@ episode ends first takes the next one, so which copy (which row of the policy's 
 episode depends on when the earlier ones end. A task whose first ``E`` episodes were split over
 several workers and do not already fill its budget (:func:`complete_prefix`) is therefore
 continued, whole, by one of those workers in a second round: given the first episodes' lengths
-(:attr:`Share.known_lengths`) the collection replays their schedule without stepping them and
+(``Share.known_lengths``) the collection replays their schedule without stepping them and
 runs the following episodes on the same copies at the same ticks as a whole-task collection
 would (:func:`assign_continuations` spreads the continued tasks). Without early termination
 (e.g. the half-cheetah) the first round fills every budget and there is no second round.
@@ -114,7 +114,7 @@ def split_episodes(
 def first_round_share(
     task: int, first: int, stop: int, quota: SamplingQuota, envs_per_task: int
 ) -> Share:
-    """The share of a worker that runs the leading episodes ``first .. stop - 1`` of ``task``.
+    """The share of a worker that runs the leading episodes ``first`` to ``stop - 1`` of ``task``.
 
     All of them: the whole task under ``quota``. Part of them: exactly those episodes, each on
     its copy from its wave (under a step budget: the first ``E`` episodes are one wave of ``E``

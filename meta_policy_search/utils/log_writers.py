@@ -6,13 +6,16 @@ Each writer takes one dict of scalars per :func:`~meta_policy_search.utils.logge
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import math
 import numbers
 import os
 import sys
-from typing import IO, Any
+from typing import Any
 
+from meta_policy_search.utils.disk_space import disk_full_as_error
 from meta_policy_search.utils.serialization import atomic_open
 
 LogValue = float | int | str
@@ -38,6 +41,29 @@ def _format_value(value: LogValue) -> str:
     return str(value)
 
 
+def append_whole(path: str, fd: int, data: bytes) -> None:
+    """Append ``data`` to the open file ``fd`` (of ``path``) completely or not at all.
+
+    Written with ``os.write`` (no Python buffer that would retry a failed write when the file is
+    closed); if a write fails part-way, the file is cut back to its old length, so a full disk
+    leaves no half line that the next row would continue.
+
+    Raises:
+        DiskFullError: if the disk is full (the file is as it was).
+        OSError: on another failure to write (the file is as it was).
+    """
+    size = os.fstat(fd).st_size
+    try:
+        with disk_full_as_error(path, len(data)):
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, size)  # needs no space
+        raise
+
+
 class HumanOutputFormat(OutputFormat):
     """A table per dump and free text lines, to stdout or to a text file.
 
@@ -49,13 +75,18 @@ class HumanOutputFormat(OutputFormat):
 
     def __init__(self, path: str | None = None, append: bool = False) -> None:
         self.path = path
-        self._file: IO[str] | None = None
+        self._fd: int | None = None
         if path is not None:
-            self._file = open(path, "a" if append else "w", encoding="utf-8")
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if append else os.O_TRUNC)
+            with disk_full_as_error(path, None):
+                self._fd = os.open(path, flags, 0o666)
 
-    @property
-    def _stream(self) -> IO[str]:
-        return self._file if self._file is not None else sys.stdout
+    def _write(self, text: str) -> None:
+        if self._fd is None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            append_whole(str(self.path), self._fd, text.encode("utf-8"))
 
     def write_kvs(self, kvs: dict[str, LogValue], step: int) -> None:
         """Write ``kvs`` as a two-column table sorted by key."""
@@ -68,19 +99,17 @@ class HumanOutputFormat(OutputFormat):
         lines = [dashes]
         lines += [f"| {key:<{key_width}} | {value:<{value_width}} |" for key, value in rows]
         lines.append(dashes)
-        self._stream.write("\n".join(lines) + "\n")
-        self._stream.flush()
+        self._write("\n".join(lines) + "\n")
 
     def write_text(self, text: str) -> None:
         """Write ``text`` and a newline."""
-        self._stream.write(text + "\n")
-        self._stream.flush()
+        self._write(text + "\n")
 
     def close(self) -> None:
         """Close the file (never ``sys.stdout``)."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
 
 
 class CSVOutputFormat(OutputFormat):
@@ -111,7 +140,7 @@ class CSVOutputFormat(OutputFormat):
             if keep_through is not None and keep_through[0] in self.keys:
                 self._drop_rows_after(self.keys.index(keep_through[0]), keep_through[1])
         else:
-            with open(path, "w", encoding="utf-8"):
+            with disk_full_as_error(path, None), open(path, "w", encoding="utf-8"):
                 pass
 
     def _drop_rows_after(self, column: int, step: int) -> None:
@@ -120,35 +149,48 @@ class CSVOutputFormat(OutputFormat):
         kept = [row for row in rows if not _cell_after(row, column, step)]
         if len(kept) == len(rows):
             return
-        with atomic_open(self.path, "w") as f:
-            writer = csv.writer(f)
-            writer.writerow(self.keys)
-            writer.writerows(kept)
+        self._replace_rows(self.keys, kept)
 
     def _rewrite_with_header(self, keys: list[str]) -> None:
         with open(self.path, newline="", encoding="utf-8") as f:
             rows = list(csv.reader(f))[1:]
-        with atomic_open(self.path, "w") as f:
-            writer = csv.writer(f)
-            writer.writerow(keys)
-            for row in rows:
-                writer.writerow(row + [""] * (len(keys) - len(row)))
+        self._replace_rows(keys, [row + [""] * (len(keys) - len(row)) for row in rows])
+
+    def _replace_rows(self, keys: list[str], rows: list[list[str]]) -> None:
+        """Replace the file (atomically: a full disk leaves the old one) by ``keys`` and ``rows``."""
+        data = _csv_lines([keys, *rows])
+        with disk_full_as_error(self.path, len(data)), atomic_open(self.path, "wb") as f:
+            f.write(data)
 
     def write_kvs(self, kvs: dict[str, LogValue], step: int) -> None:
-        """Append one row, widening the header first if ``kvs`` has new keys."""
+        """Append one row, widening the header first if ``kvs`` has new keys.
+
+        Raises:
+            DiskFullError: if the disk is full; the file keeps its earlier rows, whole.
+        """
         if not kvs:
             return
         new_keys = [key for key in kvs if key not in self.keys]
-        if new_keys:
-            had_rows = bool(self.keys)
-            self.keys = self.keys + new_keys
-            if had_rows:
-                self._rewrite_with_header(self.keys)
-            else:
-                with open(self.path, "w", newline="", encoding="utf-8") as f:
-                    csv.writer(f).writerow(self.keys)
-        with open(self.path, "a", newline="", encoding="utf-8") as f:
-            csv.writer(f).writerow([_csv_cell(kvs.get(key)) for key in self.keys])
+        keys = self.keys + new_keys
+        if new_keys and self.keys:
+            self._rewrite_with_header(keys)
+        data = _csv_lines([[_csv_cell(kvs.get(key)) for key in keys]])
+        if new_keys and not self.keys:
+            data = _csv_lines([keys]) + data
+        with disk_full_as_error(self.path, len(data)):
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        try:
+            append_whole(self.path, fd, data)
+        finally:
+            os.close(fd)
+        self.keys = keys
+
+
+def _csv_lines(rows: list[list[str]]) -> bytes:
+    """``rows`` as CSV lines (``\\r\\n``-terminated, as :func:`csv.writer` writes), UTF-8."""
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer).writerows(rows)
+    return buffer.getvalue().encode("utf-8")
 
 
 def _cell_after(row: list[str], column: int, step: int) -> bool:
@@ -203,14 +245,21 @@ class TensorBoardOutputFormat(OutputFormat):
         )
 
     def write_kvs(self, kvs: dict[str, LogValue], step: int) -> None:
-        """Write every finite numeric value of ``kvs`` as a scalar at ``step``."""
-        with self._writer.as_default(step=int(step)):
-            for key, value in kvs.items():
-                if isinstance(value, str) or not math.isfinite(value):
-                    continue
-                tensor = self._tf.constant(float(value), dtype=self._tf.float32)
-                self._tf.summary.write(key, tensor, metadata=self._metadata)
-        self._writer.flush()
+        """Write every finite numeric value of ``kvs`` as a scalar at ``step``.
+
+        Raises:
+            DiskFullError: if the disk is full (TensorFlow's error, named as a full disk).
+        """
+        # About 100 bytes per scalar event (tag, step, time, value and plugin metadata).
+        with disk_full_as_error(os.path.join(self.logdir, "events.out.tfevents.*"),
+                                100 * len(kvs)):
+            with self._writer.as_default(step=int(step)):
+                for key, value in kvs.items():
+                    if isinstance(value, str) or not math.isfinite(value):
+                        continue
+                    tensor = self._tf.constant(float(value), dtype=self._tf.float32)
+                    self._tf.summary.write(key, tensor, metadata=self._metadata)
+            self._writer.flush()
 
     def close(self) -> None:
         """Flush and close the event file."""

@@ -17,6 +17,8 @@ from typing import IO, Any
 
 import numpy as np
 
+from meta_policy_search.utils.disk_space import disk_full_as_error
+
 TEMP_PREFIX = ".tmp-"
 """Prefix of the temporary files (hidden, so a crash leaves no visible clutter)."""
 
@@ -70,8 +72,11 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     Args:
         path: destination file; its directory must exist.
         data: the complete new content.
+
+    Raises:
+        DiskFullError: if the disk is full (``path`` is left as it was).
     """
-    with atomic_open(path, "wb") as f:
+    with disk_full_as_error(os.fspath(path), len(data)), atomic_open(path, "wb") as f:
         f.write(data)
 
 
