@@ -17,7 +17,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-PY=$(realpath "${PY:-.venv/bin/python}")
+# Absolute but not resolved: realpath would follow the venv's python symlink out of the venv.
+PY=${PY:-$ROOT/.venv/bin/python}
+[[ $PY == /* ]] || PY=$ROOT/$PY
 OUT=${OUT:-benchmarks/results/speed_rerun}
 mkdir -p "$OUT"
 OUT=$(realpath "$OUT")
