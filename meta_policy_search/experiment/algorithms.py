@@ -5,9 +5,10 @@ Its docstring is the script's ``--help`` description, and the fields it redeclar
 script's own choices, which the paper config leaves alone
 (:func:`~meta_policy_search.experiment.paper.script_fields`: any class outside
 ``configs``, hence this separate module). The registry
-(:mod:`~meta_policy_search.experiment.registry`) pairs each with its ``make_*`` builder of
-:mod:`~meta_policy_search.experiment.runner`; those and the sample-processor builders of
-:mod:`~meta_policy_search.experiment.components` are re-exported here under their old paths.
+(:mod:`~meta_policy_search.experiment.registry`) pairs each with its algorithm class, which
+:func:`~meta_policy_search.experiment.runner.make_algorithm` builds from the config's fields;
+the sample-processor builders of :mod:`~meta_policy_search.experiment.components` are
+re-exported here under their old paths.
 """
 
 from __future__ import annotations
@@ -26,16 +27,6 @@ from meta_policy_search.experiment.configs import (  # noqa: F401 - MetaRLConfig
     ProMPConfig,
     TRPOMAMLConfig,
     VPGMAMLConfig,
-)
-from meta_policy_search.experiment.runner import (  # noqa: F401 - re-exported
-    inner_step_arguments,
-    make_dice_maml,
-    make_ppo_maml,
-    make_promp,
-    make_trpo_maml,
-    make_trpo_maml_sample_processor,
-    make_vpg_dice,
-    make_vpg_maml,
 )
 
 

@@ -8,13 +8,13 @@ import tensorflow as tf
 
 from meta_policy_search.meta_algos import objectives
 from meta_policy_search.meta_algos.batch import TensorBatch
+from meta_policy_search.meta_algos.dice_maml_settings import DEFAULTS
 from meta_policy_search.meta_algos.forward import (
     AdaptationChain,
     log_likelihood,
     old_log_likelihood,
     post_update_surrogate,
 )
-from meta_policy_search.meta_algos.dice_maml_settings import DEFAULTS
 from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS as INNER_STEP
 from meta_policy_search.meta_algos.vpg_maml import VPGMAML
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
