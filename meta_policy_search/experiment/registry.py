@@ -128,6 +128,8 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
               alg.EMAMLVPGRunConfig),
     Algorithm("lvc_vpg", "vpg_maml_run_mujoco", "vpg_maml", "LVC-VPG", "VPGMAML",
               alg.VPGMAMLRunConfig, overrides=_LVC),
+    Algorithm("fo_maml", "fo_maml_run_mujoco", "vpg_maml", "FO-MAML", "fo_maml:FOMAML",
+              alg.VPGMAMLRunConfig, overrides=(("first_order", True),)),
     Algorithm("ppo_maml", "ppo_maml_run_mujoco", "ppo_maml", "PPO-MAML", "PPOMAML",
               alg.PPOMAMLRunConfig),
     Algorithm("dice_maml", "dice_maml_run_mujoco", "dice_maml", "DiCE-VPG", "DICEMAML",
