@@ -17,6 +17,7 @@ import argparse
 import ast
 import dataclasses
 import datetime
+import functools
 import inspect
 import json
 import os
@@ -24,7 +25,7 @@ import re
 import textwrap
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from meta_policy_search.experiment.configs import (  # noqa: F401 - RESUME_CHANGEABLE re-exported
@@ -51,8 +52,11 @@ class ConfigError(ValueError):
         self.messages = tuple(messages)
 
 
-def field_docs(config_cls: type) -> dict[str, str]:
-    """The docstrings written under each dataclass field (of ``config_cls`` and its bases).
+@functools.cache
+def field_docs(config_cls: type) -> Mapping[str, str]:
+    """The docstrings written under each dataclass field (of ``config_cls`` and its bases):
+    the help text each field was declared with (an algorithm's settings class holds its own),
+    read once per class.
 
     Args:
         config_cls: a dataclass.
@@ -76,7 +80,7 @@ def field_docs(config_cls: type) -> dict[str, str]:
                 and isinstance(following.value.value, str)
             ):
                 docs[node.target.id] = " ".join(following.value.value.split())
-    return docs
+    return types.MappingProxyType(docs)
 
 
 _ROLE = re.compile(r":[\w:]+:`(~?)([^`]+)`")

@@ -20,7 +20,7 @@ from meta_policy_search.meta_algos.outer_step_settings import (
 # clip_eps <- anneal_factor * clip_eps').
 ANNEAL_FACTOR = Rule(
     lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
-    and 0 < v <= 1,
+    and 0 < float(v) <= 1,
     "a number in (0, 1]",
 )
 """ProMP's ``anneal_factor`` rule."""
