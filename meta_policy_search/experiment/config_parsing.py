@@ -80,6 +80,9 @@ def field_docs(config_cls: type) -> Mapping[str, str]:
                 and isinstance(following.value.value, str)
             ):
                 docs[node.target.id] = " ".join(following.value.value.split())
+    if dataclasses.is_dataclass(config_cls):  # not the class variables' docstrings
+        fields = {field.name for field in dataclasses.fields(config_cls)}
+        docs = {name: doc for name, doc in docs.items() if name in fields}
     return types.MappingProxyType(docs)
 
 
