@@ -20,7 +20,7 @@ import dataclasses
 import math
 import numbers
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Self
 
 from meta_policy_search.choices import EXPLORATION_TYPES
 
@@ -82,9 +82,6 @@ def field_rule(field: dataclasses.Field) -> Rule | None:
     return rule if isinstance(rule, Rule) else None
 
 
-_Settings = TypeVar("_Settings", bound="AlgorithmSettings")
-
-
 @dataclasses.dataclass(frozen=True)
 class AlgorithmSettings:
     """Base of an algorithm's settings: a frozen dataclass whose fields are declared with
@@ -104,7 +101,7 @@ class AlgorithmSettings:
         return invalid_fields(type(self), {f.name: getattr(self, f.name)
                                            for f in dataclasses.fields(self)})
 
-    def checked(self: _Settings) -> _Settings:
+    def checked(self) -> Self:
         """This object, after checking every field.
 
         Raises:
