@@ -115,6 +115,18 @@ def test_batched_mujoco_env_takes_copies_in_any_order(name):
         np.testing.assert_array_equal(got.rewards, want.rewards, err_msg=f"reward {step}")
 
 
+@pytest.mark.parametrize("name", ["HalfCheetahRandDirecEnv", "HopperRandParamsEnv"])
+def test_batched_mujoco_env_without_mujoco_batch_equals_single_env(name, monkeypatch):
+    """On MuJoCo < 4 (no ``mujoco.batch``) every copy steps its own ``MjData``."""
+    pytest.importorskip("mujoco")
+    from meta_policy_search.envs.batched import mujoco as batched_mujoco
+
+    monkeypatch.setattr(batched_mujoco, "Batch", None)
+    env = normalize(make_env(name))
+    assert isinstance(env.make_batched(2).env._physics, batched_mujoco._DataPerCopy)
+    assert_twins_agree(env, num_envs=4, num_steps=60)
+
+
 def test_make_batched_env_falls_back_to_env_list():
     env = PointEnvRandGoal()
     assert isinstance(make_batched_env(env, 3, lambda: pickle.loads(pickle.dumps(env)), False),

@@ -16,7 +16,8 @@ start included), which one C call loads into a shared ``MjData``, steps
 the physics calls of gymnasium's ``do_simulation`` on an ``MjData`` that stays in the CPU's
 cache, with no Python per copy. The envs that read the contact forces ``cfrc_ext`` (Ant and
 Humanoid), which ``mj_step`` does not compute, keep one ``MjData`` per copy and call
-``mj_step`` and ``mj_rnePostConstraint`` on each; everything else is computed for all stepped
+``mj_step`` and ``mj_rnePostConstraint`` on each (so do all envs on MuJoCo < 4, which has no
+:mod:`mujoco.batch`); everything else is computed for all stepped
 envs at once from a ``[k, width]`` array of the fields the env reads.
 
 The batched env holds a private copy of the single env (``proto``): tasks are validated by its
@@ -38,7 +39,11 @@ from typing import Any, ClassVar, Protocol
 
 import mujoco
 import numpy as np
-from mujoco.batch import Batch
+
+try:
+    from mujoco.batch import Batch
+except ImportError:  # MuJoCo < 4 (the metaworld extra pins 3.3): one MjData per copy
+    Batch = None
 
 from meta_policy_search.envs.base import BatchedMetaEnv, BatchedStep, check_num_tasks
 from meta_policy_search.types import Task
@@ -145,10 +150,9 @@ class BatchedMujocoEnv(BatchedMetaEnv):
         self.nq, self.nv = int(self.model.nq), int(self.model.nv)
         self.models = [self.model] * num_envs
         self._fields = row_layout(proto.row_fields(self.model))
-        self._contact = bool(proto.uses_contact_forces)
-        if self._contact:
-            self._physics: _Physics = _DataPerCopy(proto, self.model, num_envs,
-                                                   sum(size for _, size in self._fields.values()))
+        if proto.uses_contact_forces or Batch is None:
+            width = sum(size for _, size in self._fields.values())
+            self._physics: _Physics = _DataPerCopy(proto, self.model, num_envs, width)
         else:
             self._physics = _BatchOfStates(self.model, num_envs)
         first = self._rows(self._physics.rows(np.zeros(1, dtype=np.int64)))
@@ -256,7 +260,8 @@ class _BatchOfStates:
 
 class _DataPerCopy:
     """One ``MjData`` per copy, for the envs whose rows hold the contact forces ``cfrc_ext``
-    (computed by ``mj_rnePostConstraint`` after each step, which a batch step does not run).
+    (computed by ``mj_rnePostConstraint`` after each step, which a batch step does not run), and
+    for every env where MuJoCo has no :mod:`mujoco.batch`.
 
     Args:
         proto: the env, whose :meth:`MujocoRowEnv.row_views` name the row fields in an ``MjData``.
@@ -271,6 +276,7 @@ class _DataPerCopy:
         self.values = np.zeros((num_envs, width))
         # Views into each MjData (valid as long as the data lives), concatenated into the row.
         self.views = [proto.row_views(model, data) for data in self.datas]
+        self.contact = bool(proto.uses_contact_forces)
         for i in range(num_envs):
             self._gather(i)
 
@@ -291,12 +297,13 @@ class _DataPerCopy:
 
     def step(self, indices: np.ndarray, controls: np.ndarray, frame_skip: int) -> None:
         mj_step, rne_post = mujoco.mj_step, mujoco.mj_rnePostConstraint
-        models, datas, gather = self.models, self.datas, self._gather
+        models, datas, gather, contact = self.models, self.datas, self._gather, self.contact
         for i, control in zip(indices.tolist(), controls):
             model, data = models[i], datas[i]
             data.ctrl[...] = control
             mj_step(model, data, frame_skip)
-            rne_post(model, data)
+            if contact:
+                rne_post(model, data)
             gather(i)
 
     def rows(self, indices: np.ndarray) -> np.ndarray:
