@@ -6,7 +6,9 @@ batched implementation and a (64, 64) tanh numpy policy collects one worker's ha
 meta-batch. Its CPU seconds per real env step (``time.process_time`` around ``collect``) are
 compared with those of the raw physics of the very same episodes: ``mj_step(nstep=frame_skip)``
 on one ``MjData``, each episode from its own start state with its recorded controls
-(``sampling_benchmark.raw_physics``), in the same process right after the phase.
+(``sampling_benchmark.raw_physics``), in the same process right after the phase; then the
+same controls replayed with every episode from ``mj_resetData`` alone (the physics floor's
+start before it used the sampler's start states), to show what that choice changes.
 
 * ``HalfCheetahRandDirecEnv``: 20 tasks x 20 episodes x H = 100, ``'rollouts'`` quota (one of
   the two workers of the paper run's 40 tasks);
@@ -56,6 +58,8 @@ def child(tree: Path, env_name: str, num_tasks: int, phases: int) -> dict[str, A
     iterative executor and, after each, the raw replay of its episodes; CPU seconds each."""
     # The tree's package first; this repository's benchmarks then reuse the imported package.
     sys.path.insert(0, str(tree))
+    import numpy as np
+
     import meta_policy_search
     from meta_policy_search.samplers import MetaIterativeEnvExecutor
     from meta_policy_search.samplers.quota import EpisodeQuota, StepBudget
@@ -90,8 +94,15 @@ def child(tree: Path, env_name: str, num_tasks: int, phases: int) -> dict[str, A
             steps = int(paths.num_env_steps)
             save_replay(replay, env, paths, tasks, seed, phase)
             raw = raw_physics(env_name, str(replay), steps, 0)
+            with np.load(replay) as saved:
+                controls, qpos, qvel = saved["controls"], saved["qpos"], saved["qvel"]
+            inner = env.unwrapped
+            np.savez(replay, controls=controls, qpos=np.broadcast_to(inner.init_qpos, qpos.shape),
+                     qvel=np.broadcast_to(inner.init_qvel, qvel.shape))
+            reset_only = raw_physics(env_name, str(replay), steps, 0)
             rows.append({"env_steps": steps, "worker_cpu_seconds": worker,
-                         "raw_cpu_seconds": raw["cpu_seconds"]})
+                         "raw_cpu_seconds": raw["cpu_seconds"],
+                         "raw_reset_only_cpu_seconds": reset_only["cpu_seconds"]})
     return {"package": str(Path(meta_policy_search.__file__).parent), "phases": rows}
 
 
@@ -117,18 +128,24 @@ def write_markdown(path: Path, result: dict) -> None:
         "the same episodes (same start states and controls, one `MjData`) in the same process; "
         "medians over "
         f"{result['phases']} phases x {result['rounds']} rounds, the trees' child processes "
-        "alternating. **CPU time, measured on a machine loaded by other jobs**: not a wall-time "
-        "ratio.",
+        "alternating; raw / worker is the median (and range) of each phase's ratio to the raw "
+        "replay right after it. The last column replays the same controls with every episode "
+        "from `mj_resetData` alone (the floor's old start). **CPU time, measured on a machine "
+        "loaded by other jobs**: not a wall-time ratio.",
         "",
         "| env | tree | commit | env steps per phase | worker CPU per step (us) | raw physics CPU "
-        "per step (us) | raw / worker | worker CPU per step, each phase (us) |",
-        "|---|---|---|---:|---:|---:|---:|---|",
+        "per step (us) | raw / worker (range) | worker CPU per step, each phase (us) | raw from "
+        "`mj_resetData` alone, CPU per step (us) |",
+        "|---|---|---|---:|---:|---:|---:|---|---:|",
     ]
     for row in result["rows"]:
+        ratios = row["ratio_all"]
         lines.append(
             f"| {row['env']} | {row['tree']} | {row['commit']} | {row['env_steps']} | "
-            f"{row['worker_us']:.1f} | {row['raw_us']:.1f} | {row['raw_us'] / row['worker_us']:.3f}"
-            f" | {', '.join(f'{x:.1f}' for x in row['worker_us_all'])} |"
+            f"{row['worker_us']:.1f} | {row['raw_us']:.1f} | {statistics.median(ratios):.3f} "
+            f"({min(ratios):.3f}-{max(ratios):.3f}) | "
+            f"{', '.join(f'{x:.1f}' for x in row['worker_us_all'])} | "
+            f"{row['raw_reset_only_us']:.1f} |"
         )
     lines += ["", describe_machine(result["machine"]), ""]
     path.write_text("\n".join(lines))
@@ -186,10 +203,13 @@ def main() -> None:
     for (env_name, label), measured in phases.items():
         worker = [p["worker_cpu_seconds"] / p["env_steps"] * 1e6 for p in measured]
         raw = [p["raw_cpu_seconds"] / p["env_steps"] * 1e6 for p in measured]
+        reset_only = [p["raw_reset_only_cpu_seconds"] / p["env_steps"] * 1e6 for p in measured]
         rows.append({"env": env_name, "tree": label, "commit": tree_commit(trees[label]),
                      "package": packages[label], "env_steps": measured[0]["env_steps"],
                      "worker_us": statistics.median(worker), "raw_us": statistics.median(raw),
-                     "worker_us_all": worker, "raw_us_all": raw})
+                     "raw_reset_only_us": statistics.median(reset_only),
+                     "worker_us_all": worker, "raw_us_all": raw,
+                     "ratio_all": [r / w for r, w in zip(raw, worker)]})
     result = {"trees_argument": args.trees, "rounds": args.rounds, "phases": args.phases,
               "rows": rows, "raw_phases": {f"{e}/{t}": p for (e, t), p in phases.items()},
               "machine": machine}
