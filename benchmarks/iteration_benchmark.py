@@ -18,9 +18,13 @@ ones.
 
 The physics floor, measured in the same run, after the run's iterations: the all-core raw
 ``mj_step`` rate, i.e. one process per usable core replaying with
-``mujoco.mj_step(model, data, nstep=frame_skip)`` the controls of the run's last sampling phase
-(``sampling_benchmark.raw_all_cores``), in env steps per second; an iteration's real env steps
-divided by that rate is what its sampling would cost if nothing but the physics ran. Replaying
+``mujoco.mj_step(model, data, nstep=frame_skip)`` the episodes of the run's last sampling phase
+(``sampling_benchmark.raw_all_cores``), in env steps per second: each episode from the start
+state the sampler drew for it (``mj_resetData``, then the ``qpos`` and ``qvel`` that the env's
+``reset`` draws with the episode's seed, ``sampling_benchmark.start_states_of``) with its
+recorded controls for its recorded length, so the replay simulates the run's own states and
+contacts; an iteration's real env steps divided by that rate is what its sampling would cost if
+nothing but the physics ran. Replaying
 the run's own controls matters: the half-cheetah under uniformly random controls has about a
 third of the contacts per step of a sampling phase and costs about 1/1.2 of the CPU per step
 (``benchmarks/results/sampling_cpu_counts.md``). W0 has no physics.
@@ -134,11 +138,15 @@ class Recorder:
 
     def __init__(self, trainer: Any) -> None:
         self.paths: Any = None
+        self.phase: tuple[list[Any], int, int] | None = None
+        """The last sampled phase's ``(tasks, seed, phase index)``: what draws its start states."""
         self.all_samples: Any = None
         self.stats: dict[str, float] = {}
         obtain, optimize = trainer.sampler.obtain_samples, trainer.algo.optimize_policy
 
         def obtain_samples(*args: Any, **kwargs: Any) -> Any:
+            sampler = trainer.sampler
+            self.phase = (list(sampler.tasks), sampler.seed, sampler.phase)
             self.paths = obtain(*args, **kwargs)
             return self.paths
 
@@ -151,15 +159,20 @@ class Recorder:
         trainer.algo.optimize_policy = optimize_policy
 
 
-def physics_floor(env_name: str, env: Any, paths: Any, steps_per_process: int) -> dict[str, Any]:
-    """The all-core raw ``mj_step`` rate replaying the controls of ``paths``."""
-    from benchmarks.sampling_benchmark import controls_of, raw_all_cores
+def physics_floor(env_name: str, env: Any, recorder: Recorder, steps_per_process: int
+                  ) -> dict[str, Any]:
+    """The all-core raw ``mj_step`` rate replaying the episodes of the recorded last phase (its
+    start states and controls)."""
+    from benchmarks.sampling_benchmark import raw_all_cores, save_replay
 
+    assert recorder.phase is not None, "no sampling phase was recorded"
+    tasks, seed, phase = recorder.phase
     with tempfile.TemporaryDirectory() as folder:
-        controls = Path(folder) / "controls.npy"
-        np.save(controls, controls_of(env, paths))
-        raw = raw_all_cores(env_name, controls, len(os.sched_getaffinity(0)), steps_per_process)
-    return {"env": env_name, "controls": "the run's last sampling phase", **raw}
+        replay = Path(folder) / "replay.npz"
+        save_replay(replay, env, recorder.paths, tasks, seed, phase)
+        raw = raw_all_cores(env_name, replay, len(os.sched_getaffinity(0)), steps_per_process)
+    return {"env": env_name, "controls": "the run's last sampling phase, from its start states",
+            **raw}
 
 
 def outer_floors(algo: Any, recorder: Recorder, repeats: int) -> dict[str, float]:
@@ -204,11 +217,11 @@ def write_markdown(path: Path, result: dict) -> None:
         f"configs; median of {result['iterations'] - 1 if result['iterations'] > 1 else 1} "
         "iterations after the first (first: tracing, compilation, worker start-up). Physics "
         "floor: the iteration's real env steps / the all-core raw `mj_step` rate replaying the "
-        "run's own controls, measured in the same run (sampling / floor is the fraction of raw "
-        "physics the sampling keeps). Outer floors: `G` (forward and backward pass of the "
-        "log-likelihood of the run's post-update batch) times the passes the step needs, and "
-        "for TRPO-MAML the compiled step's matmul FLOPs over the batched-matmul throughput, both "
-        "measured in the same run.",
+        "run's own episodes (start states and controls), measured in the same run (sampling / "
+        "floor is the fraction of raw physics the sampling keeps). Outer floors: `G` (forward "
+        "and backward pass of the log-likelihood of the run's post-update batch) times the "
+        "passes the step needs, and for TRPO-MAML the compiled step's matmul FLOPs over the "
+        "batched-matmul throughput, both measured in the same run.",
         "",
         "| run | env steps | sampling (s) | processing (s) | inner (s) | outer (s) | "
         "iteration (s) | physics floor (s) | raw physics kept by sampling | outer pass floor (s) | "
@@ -320,7 +333,7 @@ def main() -> None:
                "iterations": rows, "median": summarize(rows),
                "tracing_counts": tracing_counts(trainer.algo)}
         if workload != "W0":
-            raw = physics_floor(config.env, trainer.env, recorder.paths, raw_steps)
+            raw = physics_floor(config.env, trainer.env, recorder, raw_steps)
             run["mj_step"] = raw
             run["physics_floor_seconds"] = run["median"]["env_steps"] / raw["env_steps_per_s"]
         if args.floor_repeats > 0:

@@ -4,7 +4,8 @@ Issue 7's goal: the default executor's env steps/s >= 0.85 x the raw physics ste
 model on all cores, measured in the same run. For each MuJoCo env this script measures, in order:
 
 1. ``raw``: ``mujoco.mj_step(model, data, nstep=frame_skip)`` in a Python loop on one
-   ``MjData``, replaying the controls (and episode lengths) of a sampling phase recorded first,
+   ``MjData``, replaying the episodes (start states, controls and lengths) of a sampling phase
+   recorded first (:func:`raw_physics`),
    run in ``--n_parallel`` processes at once: the physics ceiling of all cores, in env steps/s
    (the sum of the processes' rates);
 2. ``batched``: one sampling phase of :class:`MetaParallelEnvExecutor` with ``--n_parallel``
@@ -81,20 +82,21 @@ def make_normalized_env_for_benchmark(name: str):
 
 
 # ---------------------------------------------------------------------- raw physics
-def record_controls(env, sizes: dict, tasks, policy, path: Path) -> None:
-    """Save the controls one batched sampling phase applies (:func:`controls_of`).
+def record_replay(env, sizes: dict, tasks, policy, path: Path) -> None:
+    """Save the episodes one batched sampling phase simulates (:func:`save_replay`).
 
     The raw loop replays them, so that it simulates the same kind of motion (contacts, falls) as
     the sampler: uniformly random controls make e.g. the half-cheetah ~10 % cheaper to simulate.
     """
+    seed, phase = 0, 0
     executor = MetaIterativeEnvExecutor(
-        env, sizes["meta_batch_size"], sizes["rollouts"], sizes["horizon"],
+        env, sizes["meta_batch_size"], sizes["rollouts"], sizes["horizon"], seed=seed,
         quota=EpisodeQuota(sizes["rollouts"]),
     )
     with executor:
         executor.set_tasks(tasks)
-        paths = executor.collect(policy, 0)
-    np.save(path, controls_of(env, paths))
+        paths = executor.collect(policy, phase)
+    save_replay(path, env, paths, tasks, seed, phase)
 
 
 def controls_of(env, paths) -> np.ndarray:
@@ -114,26 +116,77 @@ def controls_of(env, paths) -> np.ndarray:
     return controls
 
 
-def raw_physics(name: str, controls_path: str, num_env_steps: int, first_episode: int) -> dict:
-    """Replay recorded controls with ``mj_step(nstep=frame_skip)`` on one ``MjData``.
+def start_states_of(env, paths, tasks, seed: int, phase: int) -> tuple[np.ndarray, np.ndarray]:
+    """The start ``qpos`` and ``qvel`` of ``paths``' real episodes, in :func:`controls_of`'s order.
 
-    Each episode starts from ``mj_resetData`` and runs for its recorded length; episodes are
-    replayed from ``first_episode`` on (cyclically) until ``num_env_steps`` env steps.
+    Each is drawn as the sampler drew it: episode ``k`` of task ``t`` (its ``k``-th slot: a
+    phase returns every task's episodes from episode 0 on) resets a copy of the env, set to the
+    task, with the seed of :func:`~meta_policy_search.samplers.rollout.episode_randomness`.
+
+    Args:
+        env: the env that sampled ``paths`` (a MuJoCo meta-env, possibly wrapped).
+        paths: a :class:`~meta_policy_search.types.PathBatch` of one sampling phase.
+        tasks: the phase's tasks, one per row of ``paths``.
+        seed: the sampler's (executor's) root seed.
+        phase: the phase's index.
+
+    Returns:
+        ``(qpos [episodes, nq], qvel [episodes, nv])``.
+    """
+    import pickle
+
+    from meta_policy_search.samplers.rollout import episode_randomness
+
+    inner = pickle.loads(pickle.dumps(env.unwrapped))
+    qpos, qvel = [], []
+    num_tasks, num_slots = paths.episode_mask.shape
+    for t in range(num_tasks):
+        inner.set_task(tasks[t])
+        for k in range(num_slots):
+            if not paths.episode_mask[t, k]:
+                continue
+            reset_seed, _ = episode_randomness(seed, phase, t, k, 1, 1)
+            inner.reset(seed=reset_seed)
+            qpos.append(inner.data.qpos.copy())
+            qvel.append(inner.data.qvel.copy())
+    return np.array(qpos), np.array(qvel)
+
+
+def save_replay(path: Path, env, paths, tasks, seed: int, phase: int) -> None:
+    """Save what :func:`raw_physics` replays of one sampling phase to ``path`` (``.npz``): the
+    controls (:func:`controls_of`) and the start states (:func:`start_states_of`)."""
+    qpos, qvel = start_states_of(env, paths, tasks, seed, phase)
+    np.savez(path, controls=controls_of(env, paths), qpos=qpos, qvel=qvel)
+
+
+def raw_physics(name: str, replay_path: str, num_env_steps: int, first_episode: int) -> dict:
+    """Replay a sampling phase's episodes with ``mj_step(nstep=frame_skip)`` on one ``MjData``.
+
+    Each episode starts as the sampler started it: ``mj_resetData``, then the episode's
+    recorded start ``qpos`` and ``qvel``; it runs for its recorded length with its recorded
+    controls (:func:`save_replay`), so the replay simulates the phase's states and contacts.
+    Episodes are replayed from ``first_episode`` on (cyclically) until ``num_env_steps`` env
+    steps. One model for all episodes: the tasks of the rand-params envs (which change the
+    model) are not replayed.
     """
     import mujoco
 
     inner = make_normalized_env_for_benchmark(name).unwrapped
     model, frame_skip = inner.model, int(inner.frame_skip)
     data = mujoco.MjData(model)
-    controls = np.load(controls_path)
+    with np.load(replay_path) as replay:
+        controls, start_qpos, start_qvel = replay["controls"], replay["qpos"], replay["qvel"]
     lengths = np.sum(~np.isnan(controls[..., 0]), axis=1)
     step, reset, ctrl = mujoco.mj_step, mujoco.mj_resetData, data.ctrl
     done, episode = 0, first_episode
     start, cpu_start = time.perf_counter(), time.process_time()
     while done < num_env_steps:
-        episode_controls = controls[episode % len(controls)]
+        e = episode % len(controls)
+        episode_controls = controls[e]
         reset(model, data)
-        for h in range(min(lengths[episode % len(controls)], num_env_steps - done)):
+        data.qpos[:] = start_qpos[e]
+        data.qvel[:] = start_qvel[e]
+        for h in range(min(lengths[e], num_env_steps - done)):
             ctrl[:] = episode_controls[h]
             step(model, data, frame_skip)
             done += 1
@@ -150,10 +203,10 @@ def _raw_worker(args: tuple[str, str, int, int]) -> dict:
     return raw_physics(*args)
 
 
-def raw_all_cores(name: str, controls_path: Path, num_processes: int, num_env_steps: int) -> dict:
+def raw_all_cores(name: str, replay_path: Path, num_processes: int, num_env_steps: int) -> dict:
     """:func:`raw_physics` in ``num_processes`` processes at once; rates summed over them."""
     context = mp.get_context("spawn")
-    jobs = [(name, str(controls_path), num_env_steps, 97 * k) for k in range(num_processes)]
+    jobs = [(name, str(replay_path), num_env_steps, 97 * k) for k in range(num_processes)]
     with context.Pool(num_processes) as pool:
         pool.map(_raw_worker, [(n, c, 200, e) for n, c, _, e in jobs])  # warm up
         results = pool.map(_raw_worker, jobs)
@@ -202,7 +255,7 @@ def run_executor(kind: str, env, sizes: dict, tasks, policy, repeats: int, batch
     return result
 
 
-def single_core_cpu_ratio(name: str, env, sizes: dict, tasks, policy, controls_path: Path,
+def single_core_cpu_ratio(name: str, env, sizes: dict, tasks, policy, replay_path: Path,
                           rounds: int) -> dict:
     """CPU seconds per env step, raw replay vs batched iterative executor, interleaved here."""
     executor = MetaIterativeEnvExecutor(
@@ -213,7 +266,7 @@ def single_core_cpu_ratio(name: str, env, sizes: dict, tasks, policy, controls_p
     raw_rates, batched_rates = [], []
     with executor:
         for phase in range(rounds):
-            raw = raw_physics(name, str(controls_path), sizes["raw_steps"], 0)
+            raw = raw_physics(name, str(replay_path), sizes["raw_steps"], 0)
             raw_rates.append(raw["env_steps"] / raw["cpu_seconds"])
             cpu_start = time.process_time()
             paths = executor.collect(policy, phase)
@@ -234,16 +287,16 @@ def benchmark_mujoco_env(name: str, args: argparse.Namespace, sizes: dict) -> di
     raw_steps = sizes["raw_steps"]
     result: dict = {"env": name}
     with tempfile.TemporaryDirectory() as tmp:
-        controls = Path(tmp) / "controls.npy"
-        record_controls(env, sizes, tasks, policy, controls)
-        result["raw_before"] = raw_all_cores(name, controls, args.n_parallel, raw_steps)
+        replay = Path(tmp) / "replay.npz"
+        record_replay(env, sizes, tasks, policy, replay)
+        result["raw_before"] = raw_all_cores(name, replay, args.n_parallel, raw_steps)
         result["batched"] = run_executor("parallel", env, sizes, tasks, policy, args.repeats,
                                          True, args.n_parallel)
         if not args.skip_per_env:
             result["per_env"] = run_executor("parallel", env, sizes, tasks, policy, 1, False,
                                              args.n_parallel)
-        result["raw_after"] = raw_all_cores(name, controls, args.n_parallel, raw_steps)
-        result.update(single_core_cpu_ratio(name, env, sizes, tasks, policy, controls, rounds=2))
+        result["raw_after"] = raw_all_cores(name, replay, args.n_parallel, raw_steps)
+        result.update(single_core_cpu_ratio(name, env, sizes, tasks, policy, replay, rounds=2))
     raw = 0.5 * (result["raw_before"]["env_steps_per_s"] + result["raw_after"]["env_steps_per_s"])
     result["raw_env_steps_per_s"] = raw
     result["ratio_batched"] = result["batched"]["env_steps_per_s"] / raw

@@ -12,11 +12,11 @@ environment this script measures, with the parallel executor (``--n_parallel`` w
   policy and the ``'rollouts'`` quota, as that benchmark times them;
 * **physics**: MuJoCo contacts and constraint-solver iterations per ``mj_step`` (counted in
   one pass), and CPU microseconds per env step (other passes, not counting), in this process,
-  of (a) the run's last phase's controls replayed from ``mj_resetData`` (what
-  ``iteration_benchmark.py``'s physics floor replays), (b) the bare phase's controls, and
-  (c) uniformly random controls with a reset every 1000 steps (the physics floor
-  ``iteration_benchmark.py`` used before it replayed the run's controls), the timing passes
-  interleaved, medians of ``--repeats``.
+  of (a) the run's last phase's episodes replayed, each from the start state the sampler drew
+  for it with its controls (what ``iteration_benchmark.py``'s physics floor replays), (b) the
+  bare phase's episodes, likewise, and (c) uniformly random controls from ``mj_resetData`` with
+  a reset every 1000 steps (the physics floor ``iteration_benchmark.py`` used before it replayed
+  the run's controls), the timing passes interleaved, medians of ``--repeats``.
 
 Writes ``benchmarks/results/sampling_cpu_counts_<env>.{json,md}``. Usage::
 
@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.machine_info import describe_machine, load_average, machine_info, write_results  # noqa: E402
-from benchmarks.sampling_benchmark import controls_of, make_policy  # noqa: E402
+from benchmarks.sampling_benchmark import controls_of, make_policy, start_states_of  # noqa: E402
 
 
 def batch_bytes(paths: Any) -> tuple[int, int]:
@@ -89,7 +89,10 @@ def run_phases(env_name: str, meta_batch_size: int, n_parallel: int, iterations:
         logger.dumpkvs()
 
         def measured(*args: Any, **kwargs: Any) -> Any:
-            phase = timed_phase(trainer.sampler.executor, lambda: obtain(*args, **kwargs))
+            sampler = trainer.sampler
+            drawn = (list(sampler.tasks), sampler.seed, sampler.phase)
+            phase = timed_phase(sampler.executor, lambda: obtain(*args, **kwargs))
+            phase["drawn"] = drawn
             phases.append(phase)
             return phase["paths"]
 
@@ -110,32 +113,40 @@ def bare_phases(env: Any, meta_batch_size: int, horizon: int, n_parallel: int, r
 
     policy = make_policy(meta_batch_size, env.observation_space.shape[0],
                          env.action_space.shape[0], (64, 64), 0)
-    with MetaParallelEnvExecutor(env, meta_batch_size, 20, horizon, n_parallel=n_parallel,
-                                 quota=EpisodeQuota(20)) as executor:
-        executor.set_tasks(env.sample_tasks(meta_batch_size))
+    seed = 0
+    tasks = env.sample_tasks(meta_batch_size)
+    with MetaParallelEnvExecutor(env, meta_batch_size, 20, horizon, seed=seed,
+                                 n_parallel=n_parallel, quota=EpisodeQuota(20)) as executor:
+        executor.set_tasks(tasks)
         executor.collect(policy, 0)
-        return [timed_phase(executor, lambda p=p: executor.collect(policy, p))
-                for p in range(1, repeats + 1)]
+        phases = []
+        for p in range(1, repeats + 1):
+            phases.append(timed_phase(executor, lambda p=p: executor.collect(policy, p)))
+            phases[-1]["drawn"] = (tasks, seed, p)
+        return phases
 
 
 def physics_counts(env: Any, loops: dict[str, Any], repeats: int) -> dict[str, dict[str, float]]:
     """Contacts and solver iterations per ``mj_step`` (one counting pass) and CPU microseconds
     per env step (``repeats`` timing passes without counting, interleaved over the loops;
-    median) of each loop of controls (``[episodes, steps, nu]``, NaN after an episode's end;
-    every episode from ``mj_resetData``)."""
+    median) of each loop: ``(controls, qpos, qvel)``, the controls ``[episodes, steps, nu]``
+    (NaN after an episode's end) and each episode's start ``qpos`` and ``qvel``, set after
+    ``mj_resetData``."""
     import mujoco
 
     inner = env.unwrapped
     model, frame_skip = inner.model, int(inner.frame_skip)
     data = mujoco.MjData(model)
     step, reset = mujoco.mj_step, mujoco.mj_resetData
-    episodes = {name: [episode[~np.isnan(episode[:, 0])] for episode in controls]
-                for name, controls in loops.items()}
+    episodes = {name: [(episode[~np.isnan(episode[:, 0])], q, v)
+                       for episode, q, v in zip(controls, qpos, qvel)]
+                for name, (controls, qpos, qvel) in loops.items()}
     results: dict[str, dict[str, Any]] = {}
     for name, loop in episodes.items():
         contacts = iterations = steps = 0
-        for episode in loop:
+        for episode, qpos, qvel in loop:
             reset(model, data)
+            data.qpos[:], data.qvel[:] = qpos, qvel
             for ctrl in episode:
                 data.ctrl[:] = ctrl
                 step(model, data, frame_skip)
@@ -148,8 +159,9 @@ def physics_counts(env: Any, loops: dict[str, Any], repeats: int) -> dict[str, d
         for name, loop in episodes.items():
             ctrl = data.ctrl
             start = time.process_time()
-            for episode in loop:
+            for episode, qpos, qvel in loop:
                 reset(model, data)
+                data.qpos[:], data.qvel[:] = qpos, qvel
                 for row in episode:
                     ctrl[:] = row
                     step(model, data, frame_skip)
@@ -161,7 +173,8 @@ def physics_counts(env: Any, loops: dict[str, Any], repeats: int) -> dict[str, d
 
 def summary(phases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per-phase values without the batches."""
-    return [{key: value for key, value in phase.items() if key != "paths"} for phase in phases]
+    return [{key: value for key, value in phase.items() if key not in ("paths", "drawn")}
+            for phase in phases]
 
 
 def write_markdown(path: Path, result: dict) -> None:
@@ -189,8 +202,8 @@ def write_markdown(path: Path, result: dict) -> None:
             )
     lines += [
         "",
-        "Physics of the controls (medians of interleaved repeats, in this process; replays start "
-        "every episode from `mj_resetData`):",
+        "Physics of the controls (medians of interleaved repeats, in this process; the replays "
+        "start every episode from the start state the sampler drew for it):",
         "",
         "| controls | contacts per step | solver iterations per step | CPU per env step (us) |",
         "|---|---:|---:|---:|",
@@ -219,11 +232,18 @@ def main() -> None:
                                   args.iterations)
     bare = bare_phases(env, args.meta_batch_size, config.max_path_length, args.n_parallel,
                        args.repeats)
-    uniform = np.random.default_rng(0).uniform(-1, 1, (20, 1000, env.unwrapped.model.nu))
+    inner = env.unwrapped
+    uniform = np.random.default_rng(0).uniform(-1, 1, (20, 1000, inner.model.nu))
+
+    def replayed(phase: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return (controls_of(env, phase["paths"]),
+                *start_states_of(env, phase["paths"], *phase["drawn"]))
+
     loops = {
-        "the run's last phase, replayed": controls_of(env, run[-1]["paths"]),
-        "the bare phase's, replayed": controls_of(env, bare[-1]["paths"]),
-        "uniform in [-1, 1], reset every 1000 steps": uniform,
+        "the run's last phase, replayed": replayed(run[-1]),
+        "the bare phase's, replayed": replayed(bare[-1]),
+        "uniform in [-1, 1], reset every 1000 steps": (
+            uniform, np.tile(inner.init_qpos, (20, 1)), np.tile(inner.init_qvel, (20, 1))),
     }
     physics = physics_counts(env, loops, args.repeats)
     machine["load_average_end"] = load_average()

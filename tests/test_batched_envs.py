@@ -90,6 +90,43 @@ def test_batched_mujoco_env_equals_single_env(name):
         assert num_done > 0, "random actions should end some episodes"
 
 
+@pytest.mark.parametrize("name", ["HalfCheetahRandDirecEnv", "AntRandDirecEnv"])
+def test_batched_mujoco_env_takes_copies_in_any_order(name):
+    """The executor may list a step's copies out of order (its env slots follow the tasks it
+    continues): each copy still gets its own action and returns its own row."""
+    pytest.importorskip("mujoco")
+    env = normalize(make_env(name))
+    env.seed_tasks(1)
+    tasks = env.sample_tasks(5)
+    batched = env.make_batched(5)
+    singles = EnvList([pickle.loads(pickle.dumps(env)) for _ in range(5)])
+    for venv in (batched, singles):
+        venv.set_tasks(tasks)
+    rng = np.random.default_rng(2)
+    order = np.array([3, 0, 4, 1, 2])
+    seeds = rng.integers(2**31 - 1, size=5)
+    np.testing.assert_array_equal(batched.reset(order, seeds), singles.reset(order, seeds))
+    high = np.asarray(env.action_space.high, dtype=np.float32)
+    for step in range(20):
+        active = order[::-1] if step % 2 else order[1:]
+        actions = rng.uniform(-high, high, size=(len(active), len(high))).astype(np.float32)
+        got, want = batched.step(active, actions), singles.step(active, actions)
+        np.testing.assert_array_equal(got.observations, want.observations, err_msg=f"obs {step}")
+        np.testing.assert_array_equal(got.rewards, want.rewards, err_msg=f"reward {step}")
+
+
+@pytest.mark.parametrize("name", ["HalfCheetahRandDirecEnv", "HopperRandParamsEnv"])
+def test_batched_mujoco_env_without_mujoco_batch_equals_single_env(name, monkeypatch):
+    """On MuJoCo < 4 (no ``mujoco.batch``) every copy steps its own ``MjData``."""
+    pytest.importorskip("mujoco")
+    from meta_policy_search.envs.batched import mujoco as batched_mujoco
+
+    monkeypatch.setattr(batched_mujoco, "Batch", None)
+    env = normalize(make_env(name))
+    assert isinstance(env.make_batched(2).env._physics, batched_mujoco._DataPerCopy)
+    assert_twins_agree(env, num_envs=4, num_steps=60)
+
+
 def test_make_batched_env_falls_back_to_env_list():
     env = PointEnvRandGoal()
     assert isinstance(make_batched_env(env, 3, lambda: pickle.loads(pickle.dumps(env)), False),

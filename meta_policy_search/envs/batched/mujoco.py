@@ -6,15 +6,19 @@ positions, reward terms, termination and observation
 those methods on its one row; :class:`BatchedMujocoEnv` runs them on every stepped copy at once.
 This module knows no env class: it needs only :class:`MujocoRowEnv`.
 
-Why ``MjData`` arrays and not :func:`mujoco.rollout.rollout`: a gymnasium env carries the
-solver's warm start (``qacc_warmstart``) from one env step to the next, and ``rollout`` neither
-returns it nor keeps it between calls, so its physics would drift from the single env's after a
-few steps (contact solutions differ within the solver tolerance). Stepping each env's own
-``MjData`` with ``mj_step(model, data, nstep=frame_skip)`` makes exactly the physics calls of
-gymnasium's ``do_simulation`` (``mj_rnePostConstraint`` only where the contact forces
-``cfrc_ext`` are used: Ant and Humanoid); the per-env Python left is three C calls, and
-everything else is computed for all stepped envs at once from a ``[k, width]`` array of the
-fields the env reads.
+Why not :func:`mujoco.rollout.rollout`: a gymnasium env carries the solver's warm start
+(``qacc_warmstart``) from one env step to the next, and ``rollout`` neither returns it nor keeps
+it between calls, so its physics would drift from the single env's after a few steps (contact
+solutions differ within the solver tolerance). The copies of an env without contact forces are
+one :class:`mujoco.batch.Batch` instead: each copy is a row of the full integration state (warm
+start included), which one C call loads into a shared ``MjData``, steps
+``mj_step(nstep=frame_skip)`` and saves back, for all stepped copies at once. That makes exactly
+the physics calls of gymnasium's ``do_simulation`` on an ``MjData`` that stays in the CPU's
+cache, with no Python per copy. The envs that read the contact forces ``cfrc_ext`` (Ant and
+Humanoid), which ``mj_step`` does not compute, keep one ``MjData`` per copy and call
+``mj_step`` and ``mj_rnePostConstraint`` on each (so do all envs on MuJoCo < 4, which has no
+:mod:`mujoco.batch`); everything else is computed for all stepped
+envs at once from a ``[k, width]`` array of the fields the env reads.
 
 The batched env holds a private copy of the single env (``proto``): tasks are validated by its
 ``set_task``, reset noise is drawn by its ``reset(seed=...)``. The rand-params envs step each
@@ -30,16 +34,19 @@ from __future__ import annotations
 
 import copy
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar, Protocol
 
 import mujoco
 import numpy as np
 
+try:
+    from mujoco.batch import Batch
+except ImportError:  # MuJoCo < 4 (the metaworld extra pins 3.3): one MjData per copy
+    Batch = None
+
 from meta_policy_search.envs.base import BatchedMetaEnv, BatchedStep, check_num_tasks
 from meta_policy_search.types import Task
-
-_QPOS_QVEL = int(mujoco.mjtState.mjSTATE_QPOS | mujoco.mjtState.mjSTATE_QVEL)
 
 
 def squared_norms(actions: np.ndarray) -> np.ndarray:
@@ -142,50 +149,19 @@ class BatchedMujocoEnv(BatchedMetaEnv):
         self.frame_skip = int(proto.frame_skip)
         self.nq, self.nv = int(self.model.nq), int(self.model.nv)
         self.models = [self.model] * num_envs
-        self.datas = [mujoco.MjData(self.model) for _ in range(num_envs)]
-        self._ctrl = [data.ctrl for data in self.datas]
-        self._contact = bool(proto.uses_contact_forces)
         self._fields = row_layout(proto.row_fields(self.model))
-        width = sum(size for _, size in self._fields.values())
-        self.rows = np.zeros((num_envs, width))
-        self._gather = self._make_gather()
-        self._slots: list[tuple[Any, ...]] = []
-        self._make_slots()
-        self._gather(0)
-        self.position = np.zeros((num_envs, proto.positions(self._rows(self.rows[:1])).shape[1]))
+        if proto.uses_contact_forces or Batch is None:
+            width = sum(size for _, size in self._fields.values())
+            self._physics: _Physics = _DataPerCopy(proto, self.model, num_envs, width)
+        else:
+            self._physics = _BatchOfStates(self.model, num_envs)
+        first = self._rows(self._physics.rows(np.zeros(1, dtype=np.int64)))
+        self.position = np.zeros((num_envs, proto.positions(first).shape[1]))
         self.task = np.zeros((num_envs,) + np.shape(proto.task_array()))
         self.task[:] = proto.task_array()
 
-    def _make_slots(self) -> None:
-        """Per env: its model, data and the views the hot loop copies between (made once:
-        building a numpy view costs ~0.1 us, a third of a row copy)."""
-        nq, nv = self.nq, self.nv
-        self._slots = [
-            (model, data, data.ctrl, row[:nq], data.qpos, row[nq : nq + nv], data.qvel)
-            for model, data, row in zip(self.models, self.datas, self.rows)
-        ]
-
     def _rows(self, values: np.ndarray) -> MujocoRows:
         return MujocoRows(values, self._fields, self.model, self.nq, self.nv)
-
-    def _make_gather(self) -> Callable[[int], None]:
-        """A function that copies env ``i``'s fields from its ``MjData`` into ``rows[i]``."""
-        rows, datas, models = self.rows, self.datas, self.models
-        if not self._contact:
-            get_state = mujoco.mj_getState
-
-            def gather_state(i: int) -> None:
-                get_state(models[i], datas[i], rows[i], _QPOS_QVEL)
-
-            return gather_state
-        # Views into each MjData (valid as long as the data lives), concatenated into the row.
-        views = [self._proto.row_views(self.model, data) for data in datas]
-        concatenate = np.concatenate
-
-        def gather_contact(i: int) -> None:
-            concatenate(views[i], out=rows[i])
-
-        return gather_contact
 
     # ------------------------------------------------------------------ protocol
     def set_tasks(self, tasks: Sequence[Task]) -> None:
@@ -200,54 +176,135 @@ class BatchedMujocoEnv(BatchedMetaEnv):
             if models[id(task)] is not None:  # the task lives in the model: a model per task
                 self.models[i] = models[id(task)]
         if any(model is not None for model in models.values()):
-            self._make_slots()
+            self._physics.set_models(self.models)
 
     def reset(self, indices: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
         """gymnasium's ``reset(seed=...)`` for each env: the proto env draws the start state as
-        it does for itself, which is copied into the env's data (``mj_resetData``, the state,
-        ``mj_forward``)."""
-        indices = np.asarray(indices)
+        it does for itself, which is copied into the env's state (``mj_resetData``, then
+        ``qpos`` and ``qvel``)."""
+        indices = np.asarray(indices, dtype=np.int64)
         proto = self._proto
-        for i, seed in zip(indices.tolist(), seeds):
+        qpos = np.empty((len(indices), self.nq))
+        qvel = np.empty((len(indices), self.nv))
+        for n, seed in enumerate(seeds):
             proto.reset(seed=int(seed))
-            model, data = self.models[i], self.datas[i]
-            mujoco.mj_resetData(model, data)
-            data.qpos[:] = proto.data.qpos
-            data.qvel[:] = proto.data.qvel
-            mujoco.mj_forward(model, data)
-            self._gather(i)
-        rows = self._rows(self.rows[indices])
+            qpos[n], qvel[n] = proto.data.qpos, proto.data.qvel
+        self._physics.reset(indices, qpos, qvel)
+        rows = self._rows(self._physics.rows(indices))
         self.position[indices] = proto.positions(rows)
         return proto.observations(rows)
 
     def step(self, indices: np.ndarray, actions: np.ndarray) -> BatchedStep:
-        indices = np.asarray(indices)
+        indices = np.asarray(indices, dtype=np.int64)
         action = np.asarray(actions, dtype=np.float64)
         if action.shape != (len(indices), self.model.nu):
             raise ValueError(
                 f"actions must have shape ({len(indices)}, {self.model.nu}), got {action.shape}"
             )
-        models, datas, ctrls, gather = self.models, self.datas, self._ctrl, self._gather
-        mj_step, frame_skip = mujoco.mj_step, self.frame_skip
-        if self._contact:
-            rne_post = mujoco.mj_rnePostConstraint
-            for i, action_i in zip(indices.tolist(), action):
-                model, data = models[i], datas[i]
-                ctrls[i][...] = action_i
-                mj_step(model, data, frame_skip)
-                rne_post(model, data)
-                gather(i)
-        else:  # the hot loop of the cheap models: one C call and three row copies per env
-            slots = self._slots
-            for (model, data, ctrl, qpos_row, qpos, qvel_row, qvel), action_i in zip(
-                map(slots.__getitem__, indices.tolist()), action
-            ):
-                ctrl[...] = action_i
-                mj_step(model, data, frame_skip)
-                qpos_row[...] = qpos
-                qvel_row[...] = qvel
-        rows = self._rows(self.rows[indices])
+        self._physics.step(indices, action, self.frame_skip)
+        rows = self._rows(self._physics.rows(indices))
         after = self._proto.positions(rows)
         before = self.position[indices]
         self.position[indices] = after
         return self._proto.step_rows(rows, self.task[indices], before, after, action)
+
+
+class _Physics(Protocol):
+    """The simulators of a :class:`BatchedMujocoEnv`'s copies."""
+
+    def set_models(self, models: list[Any]) -> None:
+        """Step copy ``i`` with ``models[i]`` from now on."""
+
+    def reset(self, indices: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """``mj_resetData`` each copy of ``indices``, then set its ``[k, nq]`` ``qpos`` and
+        ``[k, nv]`` ``qvel``."""
+
+    def step(self, indices: np.ndarray, controls: np.ndarray, frame_skip: int) -> None:
+        """Set the ``[k, nu]`` controls of the copies ``indices`` and advance each
+        ``frame_skip`` physics steps."""
+
+    def rows(self, indices: np.ndarray) -> np.ndarray:
+        """``[k, width]``: the row fields of the copies ``indices`` now (a new array)."""
+
+
+class _BatchOfStates:
+    """The copies as rows of one :class:`mujoco.batch.Batch` (one thread: a sampler worker owns
+    a core), for envs whose rows are ``qpos`` and ``qvel`` only.
+
+    The batch steps each row on a shared ``MjData`` from its full integration state, which gives
+    the numbers of stepping the copy's own ``MjData`` (the batch's contract, checked against the
+    single env by ``tests/test_batched_envs.py``).
+    """
+
+    def __init__(self, model: Any, num_envs: int) -> None:
+        self.batch = Batch(model, num_envs, nthread=1)
+        self.qpos, self.qvel = self.batch.bind("qpos"), self.batch.bind("qvel")
+        self.ctrl = self.batch.bind("ctrl")
+
+    def set_models(self, models: list[Any]) -> None:
+        self.batch.set_models(models)
+
+    def reset(self, indices: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        # The batch wants ascending ids; the rows are written by index, in any order.
+        self.batch.reset(np.sort(indices), stage=mujoco.mjtStage.mjSTAGE_NONE)
+        self.qpos[indices] = qpos
+        self.qvel[indices] = qvel
+
+    def step(self, indices: np.ndarray, controls: np.ndarray, frame_skip: int) -> None:
+        self.ctrl[indices] = controls
+        self.batch.step(np.sort(indices), nstep=frame_skip)
+
+    def rows(self, indices: np.ndarray) -> np.ndarray:
+        return np.concatenate((self.qpos[indices], self.qvel[indices]), axis=1)
+
+
+class _DataPerCopy:
+    """One ``MjData`` per copy, for the envs whose rows hold the contact forces ``cfrc_ext``
+    (computed by ``mj_rnePostConstraint`` after each step, which a batch step does not run), and
+    for every env where MuJoCo has no :mod:`mujoco.batch`.
+
+    Args:
+        proto: the env, whose :meth:`MujocoRowEnv.row_views` name the row fields in an ``MjData``.
+        model: the model of every copy until :meth:`set_models`.
+        num_envs: number of copies.
+        width: the size of a row.
+    """
+
+    def __init__(self, proto: MujocoRowEnv, model: Any, num_envs: int, width: int) -> None:
+        self.models = [model] * num_envs
+        self.datas = [mujoco.MjData(model) for _ in range(num_envs)]
+        self.values = np.zeros((num_envs, width))
+        # Views into each MjData (valid as long as the data lives), concatenated into the row.
+        self.views = [proto.row_views(model, data) for data in self.datas]
+        self.contact = bool(proto.uses_contact_forces)
+        for i in range(num_envs):
+            self._gather(i)
+
+    def _gather(self, i: int) -> None:
+        np.concatenate(self.views[i], out=self.values[i])
+
+    def set_models(self, models: list[Any]) -> None:
+        self.models = list(models)
+
+    def reset(self, indices: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        for i, qpos_i, qvel_i in zip(indices.tolist(), qpos, qvel):
+            model, data = self.models[i], self.datas[i]
+            mujoco.mj_resetData(model, data)
+            data.qpos[:] = qpos_i
+            data.qvel[:] = qvel_i
+            mujoco.mj_forward(model, data)
+            self._gather(i)
+
+    def step(self, indices: np.ndarray, controls: np.ndarray, frame_skip: int) -> None:
+        mj_step, rne_post = mujoco.mj_step, mujoco.mj_rnePostConstraint
+        models, datas, gather, contact = self.models, self.datas, self._gather, self.contact
+        for i, control in zip(indices.tolist(), controls):
+            model, data = models[i], datas[i]
+            data.ctrl[...] = control
+            mj_step(model, data, frame_skip)
+            if contact:
+                rne_post(model, data)
+            gather(i)
+
+    def rows(self, indices: np.ndarray) -> np.ndarray:
+        return self.values[indices]
