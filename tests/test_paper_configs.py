@@ -254,7 +254,7 @@ def test_paper_config_never_replaces_a_scripts_own_fields(quick_start):
 
 
 def test_docs_table_lists_every_env_with_its_settings():
-    table = paper.paper_config_table_rst()
+    table = paper.paper_config_table_rst(ProMPConfig())
     assert table.startswith(".. list-table::")
     for env in ENV_CLASS_NAMES:
         assert f"``{env}``" in table
