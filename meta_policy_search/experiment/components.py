@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from meta_policy_search.experiment.config_parsing import ConfigError
+from meta_policy_search.experiment.config_values import ConfigError
 from meta_policy_search.experiment.configs import MetaRLConfig
 
 
