@@ -67,11 +67,11 @@ import numpy as np
 from meta_policy_search import evaluation
 from meta_policy_search.envs.env_spec import search_working_directory
 from meta_policy_search.evaluation import comparison, metaworld_protocol
-from meta_policy_search.experiment.configs import EXECUTORS
+from meta_policy_search.experiment.config_values import ConfigError, config_from_dict
+from meta_policy_search.experiment.configs import EXECUTORS, MetaRLConfig
 from meta_policy_search.experiment.exit_codes import EPILOG, run_script
 from meta_policy_search.experiment.registry import algorithm_for_run_name
 from meta_policy_search.experiment.run_checks import check_writable_dir
-from meta_policy_search.experiment.runner import ConfigError, MetaRLConfig, config_from_dict
 from meta_policy_search.experiment.script_help import DefaultsOnceHelpFormatter
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 

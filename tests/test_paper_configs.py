@@ -10,18 +10,19 @@ import pytest
 from meta_policy_search.envs.registry import ENV_CLASS_NAMES
 from meta_policy_search.experiment import paper
 from meta_policy_search.experiment.algorithms import PPOMAMLRunConfig, ProMPPointMassConfig
-from meta_policy_search.experiment.registry import ALGORITHMS
-from meta_policy_search.experiment.runner import (
-    ENV_SETTINGS,
-    MetaRLConfig,
-    ProMPConfig,
-    TRPOMAMLConfig,
-    config_from_dict,
-    load_json,
+from meta_policy_search.experiment.config_parsing import (
     parse_command_line,
     resolve_config,
     write_params,
 )
+from meta_policy_search.experiment.config_values import config_from_dict, load_json
+from meta_policy_search.experiment.configs import (
+    ENV_SETTINGS,
+    MetaRLConfig,
+    ProMPConfig,
+    TRPOMAMLConfig,
+)
+from meta_policy_search.experiment.registry import ALGORITHMS
 
 PAPER_ENVS = {
     "HalfCheetahRandDirecEnv", "AntRandDirecEnv", "AntRandDirec2DEnv", "AntRandGoalEnv",

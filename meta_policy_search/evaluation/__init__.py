@@ -240,7 +240,7 @@ def read_run_params(run_dir: str) -> dict[str, Any]:
         FileNotFoundError: if ``run_dir/params.json`` does not exist.
         ValueError: if it does not hold a JSON object.
     """
-    from meta_policy_search.experiment.runner import load_json
+    from meta_policy_search.experiment.config_values import load_json
 
     path = os.path.join(run_dir, "params.json")
     if not os.path.isfile(path):
@@ -262,7 +262,7 @@ def load_run_config(run_dir: str, config_cls: type) -> Any:
         FileNotFoundError: if ``run_dir/params.json`` does not exist.
         ValueError: if it holds keys that are not fields of ``config_cls``.
     """
-    from meta_policy_search.experiment.runner import config_from_dict
+    from meta_policy_search.experiment.config_values import config_from_dict
 
     return config_from_dict(config_cls, read_run_params(run_dir))
 

@@ -6,36 +6,19 @@ script's own choices, which the paper config leaves alone
 (:func:`~meta_policy_search.experiment.paper.script_fields`: any class outside
 ``configs``, hence this separate module). The registry
 (:mod:`~meta_policy_search.experiment.registry`) pairs each with its ``make_*`` builder of
-:mod:`~meta_policy_search.experiment.runner`; those and the sample-processor builders of
-:mod:`~meta_policy_search.experiment.components` are re-exported here under their old paths.
+:mod:`~meta_policy_search.experiment.runner`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from meta_policy_search.experiment.components import (  # noqa: F401 - re-exported
-    build_dice_sample_processor,
-    build_sample_processor,
-    resolved_horizon,
-)
-from meta_policy_search.experiment.configs import (  # noqa: F401 - MetaRLConfig re-exported
+from meta_policy_search.experiment.configs import (
     DiceMAMLConfig,
-    MetaRLConfig,
     PPOMAMLConfig,
     ProMPConfig,
     TRPOMAMLConfig,
     VPGMAMLConfig,
-)
-from meta_policy_search.experiment.runner import (  # noqa: F401 - re-exported
-    inner_step_arguments,
-    make_dice_maml,
-    make_ppo_maml,
-    make_promp,
-    make_trpo_maml,
-    make_trpo_maml_sample_processor,
-    make_vpg_dice,
-    make_vpg_maml,
 )
 
 

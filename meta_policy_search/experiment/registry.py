@@ -4,10 +4,10 @@ One place for the mapping that ``reproduce.py`` (which script runs ``lvc_vpg``?)
 (which paper curve belongs to a run's ``params.json``?), ``meta_testing.py`` and
 ``gradient_variance.py`` (which config class and ``make_algo`` rebuild a run?) and the run
 scripts (which entry does ``promp_run_mujoco.py`` pass to
-:func:`~meta_policy_search.experiment.runner.run_algorithm`?) look up by name. Data: apart from
-:func:`run_script`, kept for callers of the old entry point, nothing here parses or forwards a
-command line. An algorithm is a run config class (:mod:`~meta_policy_search.experiment.algorithms`),
-a ``make_algo`` (:mod:`~meta_policy_search.experiment.runner`) and a sample-processor builder
+:func:`~meta_policy_search.experiment.runner.run_algorithm`?) look up by name. Data: nothing
+here parses or forwards a command line. An algorithm is a run config class
+(:mod:`~meta_policy_search.experiment.algorithms`), a ``make_algo``
+(:mod:`~meta_policy_search.experiment.runner`) and a sample-processor builder
 (:mod:`~meta_policy_search.experiment.components`, or the runner's for TRPO-MAML) plus config
 overrides: LVC-VPG is VPG-MAML with ``--inner_type likelihood_ratio``, so its runs record
 ``"algo": "vpg_maml"`` (the run name, which also selects the paper-config section) and
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from meta_policy_search.experiment import algorithms as alg
@@ -31,10 +31,6 @@ from meta_policy_search.experiment import runner as build
 from meta_policy_search.experiment.components import (
     build_dice_sample_processor,
     build_sample_processor,
-)
-from meta_policy_search.experiment.runner import (  # noqa: F401 - run_experiment re-exported
-    run_algorithm,
-    run_experiment,
 )
 
 EXPERIMENTS_DIR = os.path.join(
@@ -120,17 +116,6 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
               alg.VPGDiceRunConfig, build.make_vpg_dice, build_dice_sample_processor),
 )}
 """Registry name -> :class:`Algorithm`."""
-
-
-def run_script(name: str, argv: Sequence[str] | None = None, config_cls: type | None = None) -> str:
-    """``run_algorithm(get_algorithm(name), argv, config_cls)``: train algorithm ``name`` from
-    command-line arguments (the run scripts call
-    :func:`~meta_policy_search.experiment.runner.run_algorithm` themselves).
-
-    Returns:
-        The run directory.
-    """
-    return run_algorithm(get_algorithm(name), argv, config_cls)
 
 
 def get_algorithm(name: str) -> Algorithm:

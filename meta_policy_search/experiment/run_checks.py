@@ -7,7 +7,7 @@ were validated when the command line was parsed
 :func:`check_run_dir`, which also says whether a ``--resume`` has anything left to do. All of
 this runs before TensorFlow is loaded, except :func:`check_checkpoint_tensors`, the last check of
 a resume (it reads the checkpoint's tensors). Every problem is a
-:class:`~meta_policy_search.experiment.config_parsing.ConfigError`, which the scripts print as
+:class:`~meta_policy_search.experiment.config_values.ConfigError`, which the scripts print as
 one ``error:`` line per problem with exit status 2.
 """
 
@@ -22,16 +22,8 @@ import tempfile
 import typing
 from typing import TYPE_CHECKING, Any
 
-from meta_policy_search.experiment.config_parsing import (  # noqa: F401 - re-exported
-    ConfigError,
-    ParsedCommandLine,
-    parse_command_line,
-    resolve_config,
-)
-from meta_policy_search.experiment.configs import (  # noqa: F401 - re-exported
-    ENV_SPEC_SEPARATOR,
-    validate_config,
-)
+from meta_policy_search.experiment.config_values import ConfigError
+from meta_policy_search.experiment.configs import ENV_SPEC_SEPARATOR
 
 if TYPE_CHECKING:
     from meta_policy_search.utils.checkpoint_lookup import CheckpointLookup
@@ -424,11 +416,3 @@ def check_writable_dir(path: str, flag: str) -> None:
             f"{flag} {path}: cannot write in {existing} ({error.strerror or error})"
         ) from None
 
-
-def __getattr__(name: str) -> Any:
-    """``prepare_run`` and ``PreparedRun`` under their old path (their module imports this one)."""
-    if name in ("prepare_run", "PreparedRun"):
-        from meta_policy_search.experiment import runner
-
-        return getattr(runner, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,8 +20,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from meta_policy_search.experiment.components import (  # noqa: F401 - re-exported
-    build_baseline,
+from meta_policy_search.experiment.components import (
     build_callbacks,
     build_dice_sample_processor,
     build_env,
@@ -31,23 +30,14 @@ from meta_policy_search.experiment.components import (  # noqa: F401 - re-export
     derive_seeds,
     resolved_horizon,
 )
-from meta_policy_search.experiment.config_parsing import (  # noqa: F401 - re-exported
-    ConfigError,
+from meta_policy_search.experiment.config_parsing import (
     ParsedCommandLine,
-    config_from_dict,
-    config_to_dict,
-    field_docs,
-    load_json,
-    make_parser,
     parse_command_line,
-    parse_config,
     resolve_config,
     write_params,
 )
-from meta_policy_search.experiment.configs import (  # noqa: F401 - re-exported
-    DEFAULT_MAX_PATH_LENGTH,
-    ENV_SETTINGS,
-    RESERVED_KEYS,
+from meta_policy_search.experiment.config_values import ConfigError
+from meta_policy_search.experiment.configs import (
     DiceMAMLConfig,
     MetaRLConfig,
     PPOMAMLConfig,
@@ -58,14 +48,12 @@ from meta_policy_search.experiment.configs import (  # noqa: F401 - re-exported
 from meta_policy_search.experiment.exit_codes import mark_failure
 from meta_policy_search.experiment.paper import describe_paper_entry
 from meta_policy_search.experiment.provenance import record_launch
-from meta_policy_search.experiment.run_checks import (  # noqa: F401 - re-exported
-    ConfigExit,
+from meta_policy_search.experiment.run_checks import (
     RunDir,
     check_checkpoint_tensors,
     check_env,
     check_run_dir,
     check_unchanged,
-    check_writable_dir,
     existing_run,
     exit_with_config_error,
     make_run_dir,
@@ -259,7 +247,8 @@ def run_algorithm(
         The run directory.
     """
     return run_experiment(config_cls or algorithm.config_cls, algorithm.run_name,
-                          algorithm.make_algo, algorithm.make_sample_processor, argv=argv)
+                          algorithm.make_algo, algorithm.make_sample_processor, argv=argv,
+                          script_path=algorithm.script_path)
 
 
 def run_experiment(
@@ -269,6 +258,8 @@ def run_experiment(
     make_sample_processor: Callable[[Any], Any] = build_sample_processor,
     argv: Sequence[str] | None = None,
     make_callbacks: Callable[[Any], Sequence[Any]] | None = None,
+    *,
+    script_path: str,
 ) -> str:
     """Parse the command line, build everything, train, and return the run directory.
 
@@ -285,6 +276,9 @@ def run_experiment(
         argv: command-line arguments (default ``sys.argv[1:]``).
         make_callbacks: ``make_callbacks(config)`` returns the Trainer's ``callbacks`` (e.g.
             :class:`~meta_policy_search.gradient_variance.GradientVarianceCallback`).
+        script_path: the run script that resumes the run (the registry entry's
+            :attr:`~meta_policy_search.experiment.registry.Algorithm.script_path`), shown in the
+            printed commands.
 
     Returns:
         The run directory (``config.dump_path``). ``--resume`` of a run that already completed
@@ -344,7 +338,7 @@ def run_experiment(
         return prepared.config.dump_path
     assert run_lock is not None
     run_dir = prepared.config.dump_path
-    announce_run_dir(run_dir, algo_name, "resumed" if prepared.parsed.resume else "started")
+    announce_run_dir(run_dir, script_path, "resumed" if prepared.parsed.resume else "started")
     finished = False
     try:
         run_dir = _train(prepared, algo_name, make_algo, make_sample_processor, make_callbacks)
@@ -355,7 +349,7 @@ def run_experiment(
                      _resume_hint(error, run_dir))
         raise
     finally:
-        announce_run_dir(run_dir, algo_name, "finished" if finished else "stopped before the end")
+        announce_run_dir(run_dir, script_path, "finished" if finished else "stopped before the end")
         run_lock.release()
 
 
