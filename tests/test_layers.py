@@ -24,7 +24,6 @@ UTILS_MAY_IMPORT = ("meta_policy_search.utils",)
 ABOVE_THE_COMPONENTS = (
     "meta_policy_search.experiment",
     "meta_policy_search.evaluation",
-    "meta_policy_search.meta_test_baselines",
     "meta_policy_search.meta_trainer",
     "meta_policy_search.best_checkpoint",
     "meta_policy_search.gradient_variance",
@@ -91,8 +90,7 @@ def test_components_import_nothing_above_them(path):
 @pytest.mark.parametrize("name", ["meta_trainer.py", "best_checkpoint.py", "gradient_variance.py"])
 def test_the_trainer_layer_does_not_import_the_experiment_machinery(name):
     higher = sorted(n for n in package_imports(os.path.join(PACKAGE, name))
-                    if within(n, ("meta_policy_search.experiment", "meta_policy_search.evaluation",
-                                  "meta_policy_search.meta_test_baselines")))
+                    if within(n, ("meta_policy_search.experiment", "meta_policy_search.evaluation")))
     assert not higher, f"{name} imports {higher}, a layer above it"
 
 

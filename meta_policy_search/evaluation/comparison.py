@@ -14,8 +14,7 @@ Their evaluation took the first gradient step with step size 0.1 and later ones 
 (:class:`ScheduledStepSizes`); ``meta_testing.py`` uses that schedule only when asked and
 otherwise adapts with the evaluated run's own step sizes. ``experiments/meta_testing.py`` runs the
 comparison; this module holds the parts that do not depend on a run script. (These baselines are
-policies to compare with, unrelated to the value baselines of :mod:`meta_policy_search.baselines`;
-the module's old path ``meta_policy_search.meta_test_baselines`` still imports it.)
+policies to compare with, unrelated to the value baselines of :mod:`meta_policy_search.baselines`.)
 """
 
 from __future__ import annotations
