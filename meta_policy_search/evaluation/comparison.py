@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from meta_policy_search.evaluation.adaptation import success_rate_lines
+
 DEFAULT_FIRST_STEP_SIZE = 0.1
 """Step size of the first adaptation step in the MAML paper's evaluation."""
 DEFAULT_LATER_STEP_SIZE = 0.05
@@ -165,8 +167,6 @@ def to_markdown(results: Mapping[str, Any]) -> str:
         The table, followed by a line with the settings (tasks, step sizes, seed) and, for an
         env that reports success (Meta-World), the success rates.
     """
-    from meta_policy_search.evaluation import success_rate_lines
-
     policies = results["policies"]
     num_steps = max(len(steps) for steps in policies.values())
     header = ["policy"] + [f"{k} step{'' if k == 1 else 's'}" for k in range(num_steps)]

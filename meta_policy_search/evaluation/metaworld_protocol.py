@@ -51,8 +51,10 @@ from typing import Any
 
 import numpy as np
 
-from meta_policy_search import evaluation
 from meta_policy_search.envs.metaworld_envs import METAWORLD_MAX_PATH_LENGTH, SPLITS
+from meta_policy_search.evaluation.adaptation import default_eval_seed
+from meta_policy_search.evaluation.run_loading import restore_run
+from meta_policy_search.evaluation.setup import build_evaluation
 from meta_policy_search.utils.validation import check_positive_int
 
 PROTOCOL_SOURCE = (
@@ -386,7 +388,7 @@ def evaluate_run(
         ValueError: if the run's env is not a Meta-World benchmark env.
     """
     protocol = MetaWorldProtocol() if protocol is None else protocol
-    seed = evaluation.default_eval_seed(config.seed) if seed is None else int(seed)
+    seed = default_eval_seed(config.seed) if seed is None else int(seed)
     config = dataclasses.replace(config, max_path_length=protocol.max_path_length,
                                  sampling_mode="rollouts")
     results: dict[str, Any] = {
@@ -394,12 +396,12 @@ def evaluate_run(
         "env_kwargs": config.env_kwargs, "seed": seed, "checkpoint": checkpoint, "policies": {},
     }
     for label in [algo_name] + (["random-init"] if random_init else []):
-        setup = evaluation.build_evaluation(config, make_algo, make_sample_processor,
+        setup = build_evaluation(config, make_algo, make_sample_processor,
                                             protocol.meta_batch_size, seed,
                                             protocol.adaptation_episodes, executor)
         try:
             if label == algo_name:
-                results["checkpoint_itr"] = evaluation.restore_run(run_dir, setup.algo,
+                results["checkpoint_itr"] = restore_run(run_dir, setup.algo,
                                                                    setup.policy, checkpoint)
                 results["reward_function_version"] = getattr(
                     getattr(setup.env, "unwrapped", setup.env), "reward_function_version", None)
