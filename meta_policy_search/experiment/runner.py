@@ -61,6 +61,9 @@ from meta_policy_search.experiment.run_checks import (
 )
 from meta_policy_search.experiment.run_console import announce_run_dir
 from meta_policy_search.experiment.run_lock import acquire_run_lock
+from meta_policy_search.meta_trainer import Trainer
+from meta_policy_search.utils import logger
+from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
 from meta_policy_search.utils.disk_space import is_disk_full
 from meta_policy_search.utils.quiet_tf import import_tensorflow
 
@@ -357,8 +360,6 @@ def _resume_hint(error: BaseException, dump_path: str) -> str:
     """What to do once the cause of a full disk is fixed, from what the run directory holds."""
     if not is_disk_full(error):
         return ""
-    from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
-
     if find_checkpoint(os.path.join(dump_path, "checkpoints")).path is not None:
         return "; the run stays resumable: free some space, then continue it with --resume"
     if existing_run(dump_path):
@@ -379,10 +380,6 @@ def _train(
     config, parsed, resume = prepared.config, prepared.parsed, prepared.parsed.resume
     checkpoint_dir = prepared.run_dir.checkpoint_dir
     tf = import_tensorflow()  # after every check: a bad flag fails in well under a second
-
-    from meta_policy_search.meta_trainer import Trainer
-    from meta_policy_search.utils import logger
-
     logger.configure(dir=config.dump_path, format_strs=list(config.log_formats),
                      snapshot_mode="none", append=resume, keep_through=prepared.last_itr)
     if not resume or parsed.resume_changes:

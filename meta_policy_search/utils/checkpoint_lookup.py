@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 from meta_policy_search.utils.json_reading import read_json_object
+from meta_policy_search.utils.quiet_tf import import_tensorflow
 
 POINTER_FILE = "latest"
 """The pointer file: the name of the newest complete checkpoint, a hint (see above)."""
@@ -146,8 +147,6 @@ def verify_tf_checkpoint(path: str) -> None:
         CheckpointError: naming ``tf_state.index`` if the checkpoint cannot be opened, or its
             data file if a tensor cannot be read.
     """
-    from meta_policy_search.utils.quiet_tf import import_tensorflow
-
     tf = import_tensorflow()  # filtered start-up lines, as the run scripts import it
 
     prefix = os.path.join(path, TF_PREFIX)
