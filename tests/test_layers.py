@@ -10,6 +10,7 @@ import counts, including the ones inside functions (deferred to keep TensorFlow 
 from __future__ import annotations
 
 import ast
+import builtins
 import os
 
 import pytest
@@ -232,3 +233,35 @@ def test_no_re_export_outside_package_inits(path):
     with open(path, encoding="utf-8") as f:
         lines = [n for n, line in enumerate(f, 1) if "noqa: F401" in line]
     assert not lines, f"{path}:{lines}: an unused import kept importable (an old path)"
+
+
+def positional_super_inits(path: str) -> list[int]:
+    """Lines of ``path`` where ``super().__init__`` gets two or more arguments, more than the
+    first of them by position. Exceptions are left out: the built-in exception classes take
+    positional arguments only."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), filename=path)
+    found = []
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        bases = {base.id for base in cls.bases if isinstance(base, ast.Name)}
+        if any(isinstance(getattr(builtins, name, None), type)
+               and issubclass(getattr(builtins, name), BaseException) for name in bases):
+            continue
+        for node in ast.walk(cls):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "__init__" and isinstance(node.func.value, ast.Call)
+                    and isinstance(node.func.value.func, ast.Name)
+                    and node.func.value.func.id == "super"
+                    and len(node.args) + len(node.keywords) >= 2 and len(node.args) >= 2):
+                found.append(node.lineno)
+    return found
+
+
+@pytest.mark.parametrize("path", modules_of(PACKAGE), ids=lambda p: os.path.relpath(p, PACKAGE))
+def test_super_init_takes_keyword_arguments(path):
+    """Across a class boundary each argument is named (at most the first, e.g. the policy, by
+    position), so that a reordered parent signature cannot silently swap two settings."""
+    lines = positional_super_inits(path)
+    assert not lines, f"{path}:{lines}: super().__init__ with positional arguments; name them"
