@@ -265,3 +265,21 @@ def test_super_init_takes_keyword_arguments(path):
     position), so that a reordered parent signature cannot silently swap two settings."""
     lines = positional_super_inits(path)
     assert not lines, f"{path}:{lines}: super().__init__ with positional arguments; name them"
+
+
+PARSE_LAYER = ("config_values", "resume_parsing", "config_parsing", "configs", "paper",
+               "script_help", "exit_codes")
+"""The experiment modules that turn a command line into a validated config, without TensorFlow
+(``test_robustness`` checks at run time that a bad command line fails before it loads)."""
+
+BUILD_AND_RUN = ("components", "runner", "registry", "algorithms", "run_checks", "run_console",
+                 "run_lock", "launch", "planning", "provenance")
+"""The experiment modules that build and run what the parse layer read."""
+
+
+@pytest.mark.parametrize("name", PARSE_LAYER)
+def test_the_parse_layer_does_not_import_build_or_run(name):
+    higher = sorted(n for n in package_imports(os.path.join(PACKAGE, "experiment", f"{name}.py"))
+                    if within(n, tuple(f"meta_policy_search.experiment.{m}"
+                                       for m in BUILD_AND_RUN)))
+    assert not higher, f"experiment/{name}.py imports {higher}: parse -> build -> run, one way"
