@@ -31,7 +31,21 @@ class ConfigError(ValueError):
 
 
 def coerce(name: str, value: Any, annotation: Any, from_cli: bool) -> Any:
-    """Convert ``value`` (a JSON value, or a string if ``from_cli``) to the field's type."""
+    """Convert ``value`` to a config field's type.
+
+    Args:
+        name: the field, named in the error message.
+        value: a JSON value, or the flag's text if ``from_cli``.
+        annotation: the field's type (``int``, ``float | None``, ``tuple[int, ...]``, ...).
+        from_cli: ``value`` is command-line text: parsed as JSON where it can be, else read as a
+            comma-separated tuple, a boolean word or a float such as ``inf``.
+
+    Returns:
+        The value as the field's type.
+
+    Raises:
+        ConfigError: ``--<name>: cannot parse ...`` or ``<name>: expected <type>, got ...``.
+    """
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
         if value is None or (from_cli and str(value).lower() in ("none", "null")):
