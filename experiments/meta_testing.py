@@ -11,7 +11,7 @@ of its script, found from the ``algo`` key; a user env ``"env": "mypkg.tasks:MyE
 again, from ``sys.path`` or the working directory), restores the newest checkpoint, draws ``--n_tasks``
 tasks with the evaluation seed (default: the run's seed + 10000) and adapts for
 ``0..--num_adapt_steps`` inner steps with fresh samples each step
-(:func:`meta_policy_search.evaluation.evaluate_adaptation`). The same tasks and episode seeds are
+(:func:`meta_policy_search.evaluation.adaptation.evaluate_adaptation`). The same tasks and episode seeds are
 used for the baselines: ``random-init`` (a fresh policy of the same config) and, with
 ``--pretrained_run``, another run's policy, both adapted with the evaluated run's algorithm;
 with ``--oracle_run``, the policy of an ``--oracle true`` run (the task parameters appended to its
@@ -124,7 +124,7 @@ def evaluate_run(
         run_dir: directory with ``params.json`` and ``checkpoints/``.
         n_tasks: number of held-out tasks, positive.
         num_adapt_steps: ``K >= 0``.
-        seed: evaluation seed; ``None``: :func:`meta_policy_search.evaluation.default_eval_seed`.
+        seed: evaluation seed; ``None``: :func:`meta_policy_search.evaluation.adaptation.default_eval_seed`.
         rollouts_per_task: episodes per task and step; ``None``: the run's.
         executor: the sampler's executor (``iterative``, ``parallel`` or ``ray``); ``None``: the
             run's.

@@ -9,7 +9,7 @@ Tasks are integer indices into the benchmark's task list, training tasks first:
 ``0 .. num_train_tasks - 1`` are the benchmark's ``train_tasks``, the rest its ``test_tasks``.
 :meth:`~MetaWorldBenchmarkEnv.sample_tasks` draws training tasks only (meta-training),
 :meth:`~MetaWorldBenchmarkEnv.sample_test_tasks` the held-out ones (meta-testing,
-:func:`meta_policy_search.evaluation.draw_tasks` and
+:func:`meta_policy_search.evaluation.adaptation.draw_tasks` and
 :mod:`meta_policy_search.evaluation.metaworld_protocol`). Both draw the same number of tasks from
 every env class of the split, as Meta-World's own vectorised ML envs do. An index is small,
 picklable and JSON-able; :meth:`~MetaWorldBenchmarkEnv.task_parameters` tells what it stands for

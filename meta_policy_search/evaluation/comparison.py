@@ -49,7 +49,7 @@ class ScheduledStepSizes:
     """An algorithm whose ``k``-th inner step uses ``first_step_size`` (``k = 0``) or
     ``later_step_size`` (``k >= 1``) for every parameter.
 
-    Wraps a meta-algorithm for :func:`~meta_policy_search.evaluation.evaluate_adaptation`, which
+    Wraps a meta-algorithm for :func:`~meta_policy_search.evaluation.adaptation.evaluate_adaptation`, which
     calls ``adapt_policy`` once per adaptation step. Use it as a context manager: on exit the
     algorithm's own step sizes (e.g. a Meta-SGD run's learned ones) are put back::
 
@@ -161,7 +161,7 @@ def to_markdown(results: Mapping[str, Any]) -> str:
 
     Args:
         results: ``meta_test.json``'s content (``policies``: label -> the list of
-            :func:`~meta_policy_search.evaluation.evaluate_adaptation`).
+            :func:`~meta_policy_search.evaluation.adaptation.evaluate_adaptation`).
 
     Returns:
         The table, followed by a line with the settings (tasks, step sizes, seed) and, for an

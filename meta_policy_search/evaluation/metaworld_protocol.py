@@ -34,7 +34,7 @@ ML10) is its ``evaluate_metalearning_on_train``. One difference from Meta-World'
 order within a cycle is a shuffle drawn from the evaluation seed, where Meta-World shuffles with
 each env's own generator; which goals are evaluated is the same.
 
-The functions here take the components of :func:`meta_policy_search.evaluation.build_evaluation`
+The functions here take the components of :func:`meta_policy_search.evaluation.setup.build_evaluation`
 (``experiments/meta_testing.py --protocol metaworld`` is the front end) and return dicts; writing
 them is the script's job.
 """
@@ -361,14 +361,14 @@ def evaluate_run(
 ) -> dict[str, Any]:
     """Meta-test a Meta-World run, and the random-init baseline, by the benchmark's protocol.
 
-    Rebuilds the run's components with :func:`meta_policy_search.evaluation.build_evaluation`
+    Rebuilds the run's components with :func:`meta_policy_search.evaluation.setup.build_evaluation`
     (the protocol's batch, episodes and horizon; ``rollouts`` sampling), restores its checkpoint
     and runs :func:`evaluate_metaworld_protocol` on every split; the baseline gets the same goals
     and seeds.
 
     Args:
         run_dir: a run of an ``ML10`` or ``ML1-<env>`` env.
-        config: its config (:func:`meta_policy_search.evaluation.load_run_config`).
+        config: its config (:func:`meta_policy_search.evaluation.run_loading.load_run_config`).
         algo_name: its ``params.json`` ``algo``: the label of its results.
         make_algo: its script's ``make_algo(config, policy)``.
         make_sample_processor: its script's sample processor builder.

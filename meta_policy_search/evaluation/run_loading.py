@@ -99,7 +99,8 @@ def restore_run(run_dir: str, algo: Any, policy: Any, which: str = "latest") -> 
 
     Args:
         run_dir: the run directory.
-        algo: built with the run's config (see :func:`build_evaluation`).
+        algo: built with the run's config (see
+            :func:`~meta_policy_search.evaluation.setup.build_evaluation`).
         policy: ``algo``'s policy.
         which: ``'latest'`` or ``'best'`` (see :func:`find_checkpoint_dir`).
 
