@@ -27,8 +27,8 @@ def read_json_object(
         The object, as a dict.
 
     Raises:
-        error: ``<path>: cannot read it (<why>)``, ``<path>: <invalid> (<where>)`` or
-            ``<path>: expected <expected>, got <type>``.
+        Exception: an ``error``, with the line ``<path>: cannot read it (<why>)``,
+            ``<path>: <invalid> (<where>)`` or ``<path>: expected <expected>, got <type>``.
     """
     try:
         with open(path, encoding="utf-8") as f:
