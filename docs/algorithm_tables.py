@@ -182,6 +182,51 @@ def page_tables_rst(page: str) -> dict[str, str]:
             f"algo_{page}_paper.rst.inc": paper_table_rst(names)}
 
 
+GENERATED_PAGES_DIR = "algorithms/generated"
+"""Where the generated pages go, relative to ``docs/`` (ignored by git; the toctree of
+``algorithms.rst`` globs it)."""
+
+
+def generated_page_names() -> list[str]:
+    """Registry names with no hand-written page in :data:`PAGE_ALGORITHMS`: each gets a page
+    generated from its declarations (:func:`generated_page_rst`), so that a new algorithm needs
+    no docs file."""
+    written = {name for names in PAGE_ALGORITHMS.values() for name in names}
+    return [name for name in ALGORITHMS if name not in written]
+
+
+def generated_page_rst(name: str) -> str:
+    """The page of algorithm ``name``: its module's docstrings (the class is documented here,
+    once), its run script, the flag and paper tables, and the commands that run it.
+
+    Returns:
+        reStructuredText of a whole page.
+    """
+    algorithm = ALGORITHMS[name]
+    title = f"{algorithm.legend} (generated page)"
+    flags = " ".join(algorithm.flags())
+    return "\n".join([
+        title, "=" * len(title), "",
+        f".. automodule:: {algorithm.algorithm_module}", "   :members:", "",
+        f"Registry name ``{name}``; run script ``experiments/{algorithm.script}.py``"
+        + (f", which passes ``{flags}``" if flags else "") + f"; its runs record ``\"algo\": "
+        f"\"{algorithm.run_name}\"`` in ``params.json``.", "",
+        "Hyperparameters", "---------------", flag_table_rst((name,)), "",
+        "The paper's values per environment:", "", paper_table_rst((name,)), "",
+        "Run", "---", "::", "",
+        f"    python experiments/{algorithm.script}.py --env HalfCheetahRandDirecEnv --seed 1",
+        f"    python experiments/reproduce.py --algos {name} --envs HalfCheetahRandDirecEnv "
+        "--seeds 1 2 3 --timesteps 1e7 --out data/reproduce", "",
+    ])
+
+
+def generated_page_modules() -> set[str]:
+    """The modules documented by a generated page rather than by ``api.rst``: the algorithm
+    modules of :func:`generated_page_names` that the package does not export."""
+    return {ALGORITHMS[name].algorithm_module for name in generated_page_names()
+            if ":" in ALGORITHMS[name].algorithm_name}
+
+
 def _list_table(rows: Sequence[Sequence[str]], widths: str = "auto") -> str:
     lines = [".. list-table::", "   :header-rows: 1", f"   :widths: {widths}", ""]
     for row in rows:

@@ -43,6 +43,16 @@ for _page in algorithm_tables.PAGE_ALGORITHMS:
     for _name, _text in algorithm_tables.page_tables_rst(_page).items():
         write_generated(_name, _text)
 
+# A page per algorithm without a hand-written one (a new algorithm needs no docs file).
+_PAGES = os.path.join(os.path.dirname(os.path.abspath(__file__)), algorithm_tables.GENERATED_PAGES_DIR)
+os.makedirs(_PAGES, exist_ok=True)
+for _name in algorithm_tables.generated_page_names():
+    _path = os.path.join(_PAGES, f"{_name}.rst")
+    _text = algorithm_tables.generated_page_rst(_name)
+    if not os.path.isfile(_path) or open(_path, encoding="utf-8").read() != _text:
+        with open(_path, "w", encoding="utf-8") as _f:
+            _f.write(_text)
+
 # The committed result tables of the results page, converted from benchmarks/results/**/*.md.
 import markdown_results  # noqa: E402
 
@@ -154,6 +164,7 @@ def check_api_index_lists_every_module() -> None:
         info.name for info in pkgutil.walk_packages(meta_policy_search.__path__,
                                                     "meta_policy_search.")
     }
+    modules -= algorithm_tables.generated_page_modules()  # documented on their own page
     if listed != modules:
         raise RuntimeError(
             f"docs/api.rst must list every module of the package: missing "

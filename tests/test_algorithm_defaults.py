@@ -7,8 +7,11 @@ their signatures, the run scripts' from their config dataclasses and command lin
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import importlib
 import inspect
+import textwrap
 from typing import Any
 
 import pytest
@@ -17,9 +20,10 @@ from meta_policy_search.experiment import paper
 from meta_policy_search.experiment.config_parsing import parse_command_line, resolve_config
 from meta_policy_search.experiment.configs import MetaRLConfig, ProMPConfig, validate_config
 from meta_policy_search.experiment.registry import ALGORITHMS, Algorithm
+from meta_policy_search.meta_algos import inner_step_settings
+from meta_policy_search.meta_algos.outer_step_settings import settings_class
 
 POLICY = "the policy"
-ALGORITHMS_BY_CLASS = {a.algorithm_name: a for a in ALGORITHMS.values()}
 
 
 def _family_config(config_cls: type) -> type:
@@ -58,11 +62,9 @@ def _python_settings(algorithm: Algorithm, cls: type, config: MetaRLConfig) -> d
 def _cli_settings(algorithm: Algorithm, real_class: type, argv: list[str],
                   monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], MetaRLConfig]:
     """The arguments the run script's builder passes to the algorithm for ``argv``, resolved."""
-    from meta_policy_search import meta_algos
-
     calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(meta_algos, algorithm.algorithm_name,
-                        lambda policy, **kwargs: calls.append(kwargs))
+    monkeypatch.setattr(importlib.import_module(algorithm.algorithm_module),
+                        real_class.__name__, lambda policy, **kwargs: calls.append(kwargs))
     parsed = parse_command_line(algorithm.config_cls, algorithm.flags() + argv,
                                 algo_name=algorithm.run_name)
     config = resolve_config(parsed.config, algorithm.run_name)
@@ -80,13 +82,18 @@ def test_python_defaults_and_the_run_script_build_the_same_algorithm(name, argv,
     assert _python_settings(algorithm, real_class, config) == cli
 
 
+def _plain_entry(class_name: str) -> Algorithm:
+    """The entry of a class without overrides, else its entry with overrides (FO-MAML's)."""
+    entries = [a for a in ALGORITHMS.values() if a.algorithm_name == class_name]
+    return min(entries, key=lambda a: len(a.overrides))
+
+
 @pytest.mark.parametrize("name", sorted({a.algorithm_name for a in ALGORITHMS.values()}))
 def test_every_constructor_default_is_its_config_default(name):
     """Each setting a constructor and its family config both hold has one default."""
-    [family] = {_family_config(a.config_cls) for a in ALGORITHMS.values()
-                if a.algorithm_name == name}
-    config = family()
-    parameters = inspect.signature(ALGORITHMS_BY_CLASS[name].algorithm_class).parameters
+    entry = _plain_entry(name)
+    config = dataclasses.replace(_family_config(entry.config_cls)(), **dict(entry.overrides))
+    parameters = inspect.signature(entry.algorithm_class).parameters
     shared = [p for p in parameters if p in {f.name for f in dataclasses.fields(config)}]
     # DiCE's horizon defaults to the env's in the config (None) and must be given in Python;
     # the algorithm reads its tasks from the policy.
@@ -113,3 +120,36 @@ def test_the_config_and_promp_accept_the_same_anneal_factors(value):
         constructor_error = str(error)
     assert bool(config_errors) == bool(constructor_error), (config_errors, constructor_error)
     assert bool(constructor_error) == (not 0 < value <= 1)
+
+
+def _declared_settings(entry: Algorithm) -> set[str]:
+    """The settings an algorithm declares: the inner step's and its settings class's."""
+    return set(inner_step_settings.FIELDS) | {
+        f.name for f in dataclasses.fields(settings_class(entry.config_cls))}
+
+
+@pytest.mark.parametrize("name", sorted({a.algorithm_name for a in ALGORITHMS.values()}))
+def test_no_constructor_writes_a_declared_default_again(name):
+    """A constructor's default of a declared setting is read from the declaration (an
+    attribute of the settings' ``DEFAULTS``), never written as a value: 0 defaults twice.
+    FO-MAML's ``first_order`` is its own, fixed value (the registry checks it above)."""
+    entry = _plain_entry(name)
+    init = ast.parse(textwrap.dedent(inspect.getsource(entry.algorithm_class.__init__))).body[0]
+    assert isinstance(init, ast.FunctionDef)
+    arguments = init.args.args[-len(init.args.defaults):]
+    written = {arg.arg: ast.unparse(default) for arg, default in zip(arguments, init.args.defaults)
+               if arg.arg in _declared_settings(entry) and arg.arg not in dict(entry.overrides)
+               and not (isinstance(default, ast.Attribute)
+                        and isinstance(default.value, ast.Name)
+                        and default.value.id in ("DEFAULTS", "INNER_STEP"))}
+    assert not written, f"{name} restates the defaults of {written}"
+
+
+def test_every_algorithm_config_declares_no_setting_of_its_own():
+    """The library's algorithm configs add no field to their settings class and the run
+    settings (DiCE's sample-processor baseline aside): their fields are derived."""
+    for entry in ALGORITHMS.values():
+        family = _family_config(entry.config_cls)
+        own = set(vars(family).get("__annotations__", {})) - {"dice_baseline"}
+        assert not own, f"{family.__name__} redeclares {sorted(own)}"
+

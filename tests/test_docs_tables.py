@@ -97,9 +97,21 @@ def test_every_algorithm_has_a_page():
     from meta_policy_search.experiment.registry import ALGORITHMS
 
     on_pages = [name for names in algorithm_tables.PAGE_ALGORITHMS.values() for name in names]
-    assert sorted(on_pages) == sorted(ALGORITHMS)
+    assert sorted(on_pages + algorithm_tables.generated_page_names()) == sorted(ALGORITHMS)
     for page in algorithm_tables.PAGE_ALGORITHMS:
         assert os.path.isfile(os.path.join(DOCS, "algorithms", f"{page}.rst")), page
+
+
+def test_an_algorithm_without_a_page_gets_a_generated_one():
+    """First-order MAML has no hand-written page: its page documents its module and gives its
+    flags (``--first_order`` defaulting to yes, from its registry overrides)."""
+    assert algorithm_tables.generated_page_names() == ["fo_maml"]
+    page = algorithm_tables.generated_page_rst("fo_maml")
+    assert ".. automodule:: meta_policy_search.meta_algos.fo_maml" in page
+    assert "experiments/fo_maml_run_mujoco.py" in page and "--first_order True" in page
+    table = {row[0]: row[1:] for row in rows(page[page.index(".. list-table::"):])}
+    assert table["``--first_order``"][0] == "yes"
+    assert table["``--inner_type``"][0] == "log_likelihood"
 
 
 def test_ppo_maml_page_shows_the_promp_settings_its_script_takes():

@@ -15,7 +15,9 @@ from tiny_runs import meta_testing, train_tiny_point_mass
 from meta_policy_search import evaluation
 from meta_policy_search.experiment.algorithms import ProMPPointMassConfig as PointConfig
 from meta_policy_search.experiment.components import build_sample_processor
-from meta_policy_search.experiment.runner import make_promp as make_algo
+from meta_policy_search.experiment.registry import ALGORITHMS as _REGISTRY
+
+make_algo = _REGISTRY["promp"].make_algo
 
 
 @pytest.fixture(scope="module")

@@ -21,8 +21,9 @@ from meta_policy_search.evaluation import comparison
 from meta_policy_search.experiment.algorithms import ProMPPointMassConfig as PointConfig
 from meta_policy_search.experiment.components import build_sample_processor
 from meta_policy_search.experiment.registry import ALGORITHMS
-from meta_policy_search.experiment.runner import make_promp as make_algo
 from meta_policy_search.meta_algos.base import MAMLAlgo
+
+make_algo = ALGORITHMS["promp"].make_algo
 
 
 @pytest.fixture(scope="module")

@@ -281,3 +281,48 @@ def test_trpo_gauss_newton_hvp_and_step_equal_exact_at_old_parameters(
 
 def test_trpo_default_hvp_is_gauss_newton():
     assert TRPOMAML(make_policy(), inner_lr=0.3).optimizer.hvp_approach == "gauss_newton"
+
+
+@pytest.mark.parametrize("num_inner_grad_steps", [1, 2])
+def test_first_order_maml_gradient_is_that_of_the_first_order_objective(num_inner_grad_steps):
+    """FO-MAML's meta-gradient equals finite differences of the first-order objective
+    ``theta -> L_out(theta + Delta)``, ``Delta = theta_K - theta`` the inner steps' total update
+    held fixed at the current parameters, and differs from the exact (second-order) one."""
+    from meta_policy_search.meta_algos.fo_maml import FOMAML
+    from meta_policy_search.meta_algos.forward import AdaptationChain
+
+    rng = np.random.default_rng(2)
+    policy = make_policy()
+    algo = FOMAML(policy, inner_lr=0.3, num_inner_grad_steps=num_inner_grad_steps)
+    samples = [make_samples(rng, policy) for _ in range(num_inner_grad_steps + 1)]
+    batches = tuple(algo.to_tensors(s) for s in samples)
+    chain = algo.forward(batches)
+    deltas = {name: (chain.params[-1][name] - chain.params[0][name]).numpy()
+              for name in policy.trainable_param_names}
+
+    def first_order_objective():
+        theta = algo.tiled_params(T)
+        adapted = {name: theta[name] + deltas.get(name, 0.0) for name in theta}
+        post = policy.forward(adapted, batches[-1].observations)
+        return algo.objective(AdaptationChain([theta, adapted], [post, post]), batches)
+
+    class FirstOrderObjective:  # what finite_difference_gradient perturbs and evaluates
+        meta_variables = algo.meta_variables
+
+        @staticmethod
+        def meta_loss(_):
+            return first_order_objective()
+
+    analytic = flat_gradient(algo, batches)
+    numeric = finite_difference_gradient(FirstOrderObjective, batches)
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-7)
+    second_order = flat_gradient(VPGMAML(policy, inner_lr=0.3,
+                                         num_inner_grad_steps=num_inner_grad_steps), batches)
+    assert np.linalg.norm(analytic - second_order) / np.linalg.norm(second_order) > 1e-3
+
+
+def test_first_order_maml_refuses_the_second_order_gradient():
+    from meta_policy_search.meta_algos.fo_maml import FOMAML
+
+    with pytest.raises(ValueError, match="first_order must be true for FOMAML"):
+        FOMAML(make_policy(), first_order=False)

@@ -153,7 +153,8 @@ def run_ours(args: argparse.Namespace) -> None:
         build_sampler,
         derive_seeds,
     )
-    from meta_policy_search.experiment.runner import make_trpo_maml, make_trpo_maml_sample_processor
+    from meta_policy_search.experiment.registry import get_algorithm
+    from meta_policy_search.experiment.runner import make_trpo_maml_sample_processor
     from meta_policy_search.meta_algos.trpo_maml import post_update_kl
     from meta_policy_search.optimizers import ConjugateGradientOptimizer, Constraint
     from meta_policy_search.optimizers.conjugate_gradient_optimizer import conjugate_gradient, inner_product
@@ -165,7 +166,7 @@ def run_ours(args: argparse.Namespace) -> None:
     policy = build_policy(config, env, seeds["policy"])
     sampler = build_sampler(config, env, policy, seeds["sampler"])
     processor = make_trpo_maml_sample_processor(config)
-    algo = make_trpo_maml(config, policy)
+    algo = get_algorithm("trpo_maml").make_algo(config, policy)
     assert algo.optimizer.hvp_approach == "gauss_newton" and algo.optimizer.cg_iters == 10
     t0 = time.time()
 

@@ -36,8 +36,9 @@ def build(meta_batch_size: int, seed: int) -> tuple[Any, ...]:
     sampler = MetaSampler(env=env, policy=policy, rollouts_per_meta_task=10, max_path_length=50,
                           parallel=False, seed=seed)
     processor = MetaSampleProcessor(baseline=LinearFeatureBaseline(), discount=0.99)
-    # The paper's ProMP settings (also the class's defaults), spelled out; the Trainer takes
-    # the number of inner steps from the algorithm.
+    # The paper's ProMP settings (also the class's defaults), spelled out, except the outer
+    # learning rate: the default is 1e-3, this short example takes 1e-2. The Trainer takes the
+    # number of inner steps from the algorithm.
     algo = ProMP(policy=policy, inner_lr=0.1, num_inner_grad_steps=1, learning_rate=1e-2,
                  num_ppo_steps=5, clip_eps=0.3, init_inner_kl_penalty=5e-4,
                  adaptive_inner_kl_penalty=False)

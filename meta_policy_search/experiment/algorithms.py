@@ -5,8 +5,8 @@ Its docstring is the script's ``--help`` description, and the fields it redeclar
 script's own choices, which the paper config leaves alone
 (:func:`~meta_policy_search.experiment.paper.script_fields`: any class outside
 ``configs``, hence this separate module). The registry
-(:mod:`~meta_policy_search.experiment.registry`) pairs each with its ``make_*`` builder of
-:mod:`~meta_policy_search.experiment.runner`.
+(:mod:`~meta_policy_search.experiment.registry`) pairs each with its algorithm class, which
+:func:`~meta_policy_search.experiment.runner.make_algorithm` builds from the config's fields.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 The seeds (:func:`derive_seeds`), the env, the policy, the sampler, the baseline and sample
 processor, and the Trainer's callbacks. :func:`~meta_policy_search.experiment.runner.run_experiment`
-(and :func:`~meta_policy_search.evaluation.setup.build_evaluation`) call these; the meta-algorithm is
-built by the registry entry's ``make_*`` of :mod:`~meta_policy_search.experiment.runner`. Each
+(and :func:`~meta_policy_search.evaluation.setup.build_evaluation`) call these; the
+meta-algorithm is built by :func:`~meta_policy_search.experiment.runner.make_algorithm` from the
+fields its settings class declares. Each
 builder imports its component's module when called, so importing this one loads no TensorFlow.
 """
 

@@ -17,12 +17,14 @@ import argparse
 import ast
 import dataclasses
 import datetime
+import functools
 import inspect
 import os
 import re
 import textwrap
+import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from meta_policy_search.experiment.config_values import (
@@ -43,8 +45,11 @@ from meta_policy_search.experiment.script_help import DefaultsOnceHelpFormatter,
 from meta_policy_search.utils.serialization import atomic_write_json
 
 
-def field_docs(config_cls: type) -> dict[str, str]:
-    """The docstrings written under each dataclass field (of ``config_cls`` and its bases).
+@functools.cache
+def field_docs(config_cls: type) -> Mapping[str, str]:
+    """The docstrings written under each dataclass field (of ``config_cls`` and its bases):
+    the help text each field was declared with (an algorithm's settings class holds its own),
+    read once per class.
 
     Args:
         config_cls: a dataclass.
@@ -68,7 +73,10 @@ def field_docs(config_cls: type) -> dict[str, str]:
                 and isinstance(following.value.value, str)
             ):
                 docs[node.target.id] = " ".join(following.value.value.split())
-    return docs
+    if dataclasses.is_dataclass(config_cls):  # not the class variables' docstrings
+        fields = {field.name for field in dataclasses.fields(config_cls)}
+        docs = {name: doc for name, doc in docs.items() if name in fields}
+    return types.MappingProxyType(docs)
 
 
 _ROLE = re.compile(r":[\w:]+:`(~?)([^`]+)`")

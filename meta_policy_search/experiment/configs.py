@@ -20,14 +20,17 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from meta_policy_search.choices import EXPLORATION_TYPES, HVP_APPROACHES
 from meta_policy_search.experiment.paper import env_horizons
-from meta_policy_search.meta_algos import (  # standard library only
-    inner_step_settings,
-    outer_step_settings,
-)
+
+# The algorithms' settings modules are standard library only, like these:
+from meta_policy_search.meta_algos import inner_step_settings
+from meta_policy_search.meta_algos.dice_maml_settings import DiceMAMLSettings
 from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS as INNER_STEP
-from meta_policy_search.meta_algos.inner_step_settings import MAML_INNER_TYPE
+from meta_policy_search.meta_algos.outer_step_settings import Rule, field_rule
+from meta_policy_search.meta_algos.ppo_maml_settings import PPOMAMLSettings
+from meta_policy_search.meta_algos.pro_mp_settings import ProMPSettings
+from meta_policy_search.meta_algos.trpo_maml_settings import TRPOMAMLSettings
+from meta_policy_search.meta_algos.vpg_maml_settings import VPGMAMLSettings
 from meta_policy_search.samplers.quota import (  # standard library only
     DEFAULT_SAMPLING_MODE,
     SAMPLING_MODES,
@@ -173,90 +176,38 @@ class MetaRLConfig:
     for ``meta_testing.py --checkpoint best`` (the MAML paper evaluated its best iterate)."""
 
 
+# ---------------------------------------------------------------------------- algorithm configs
+# Each algorithm's settings (fields, defaults, checks, help texts) are declared once, in its
+# settings class beside the algorithm (meta_algos/*_settings.py); its config is that class on
+# top of the shared run settings, so nothing is restated here.
 @dataclasses.dataclass(frozen=True)
-class ProMPConfig(MetaRLConfig):
+class ProMPConfig(ProMPSettings, MetaRLConfig):
     """ProMP (Rothfuss et al. 2019) settings."""
 
-    learning_rate: float = 1e-3
-    """Adam learning rate of the outer step."""
-    num_ppo_steps: int = 5
-    """Adam steps per outer step."""
-    num_minibatches: int = 1
-    """Minibatches per PPO step."""
-    clip_eps: float = 0.3
-    """Clip range of the outer surrogate."""
-    target_inner_step: float = 0.01
-    """Target inner KL for the adaptive penalty."""
-    init_inner_kl_penalty: float = 5e-4
-    """Initial coefficient ``eta`` of the inner KL penalty."""
-    adaptive_inner_kl_penalty: bool = False
-    """Adapt ``eta`` towards ``target_inner_step``."""
-    anneal_factor: float = 1.0
-    """Multiplies the clip range every iteration."""
-
 
 @dataclasses.dataclass(frozen=True)
-class PPOMAMLConfig(MetaRLConfig):
+class PPOMAMLConfig(PPOMAMLSettings, MetaRLConfig):
     """PPO-MAML settings: ProMP's outer optimisation (its paper values), MAML's inner step.
 
     Not in the paper; on its environments the paper config applies ProMP's section
     (:data:`~meta_policy_search.experiment.paper.SECTION_FALLBACKS`).
     """
 
-    learning_rate: float = 1e-3
-    """Adam learning rate of the outer step."""
-    num_ppo_steps: int = 5
-    """Adam steps (epochs over the minibatches) per outer step, on the same samples."""
-    num_minibatches: int = 1
-    """Minibatches (split over tasks) per PPO step."""
-    clip_eps: float = 0.3
-    """Clip range of the outer surrogate (ProMP's)."""
-    inner_type: str = MAML_INNER_TYPE
-    """Inner objective: ``log_likelihood`` (MAML) or ``likelihood_ratio`` (LVC: ProMP without
-    its inner KL penalty)."""
-
 
 @dataclasses.dataclass(frozen=True)
-class TRPOMAMLConfig(MetaRLConfig):
+class TRPOMAMLConfig(TRPOMAMLSettings, MetaRLConfig):
     """TRPO-MAML and E-MAML-TRPO settings."""
 
-    step_size: float = 0.01
-    """TRPO trust region: maximum mean KL (nats) of the outer step, in (0, 1]."""
-    inner_type: str = MAML_INNER_TYPE
-    """Inner objective: ``log_likelihood`` (MAML), ``likelihood_ratio`` (LVC) or ``dice``."""
-    exploration: bool = False
-    """Add E-MAML's exploration term."""
-    exploration_type: str = "original"
-    """Form of E-MAML's term: ``original`` (the original ProMP code's) or ``emaml_paper``."""
-    hvp_approach: str = "gauss_newton"
-    """Hessian-vector products of the conjugate gradient: ``gauss_newton`` (exact at the old
-    parameters, the fastest), ``exact``, ``forward_over_reverse``, ``finite_difference`` or
-    ``finite_difference_original`` (the original ProMP code's float32 finite difference, to
-    measure its effect)."""
-    jit_compile: bool = True
-    """Compile with XLA: faster TRPO steps (``benchmarks/results/algo_steps.md``)."""
+
+@dataclasses.dataclass(frozen=True)
+class VPGMAMLConfig(VPGMAMLSettings, MetaRLConfig):
+    """VPG-MAML, LVC-VPG, E-MAML-VPG and first-order MAML settings."""
 
 
 @dataclasses.dataclass(frozen=True)
-class VPGMAMLConfig(MetaRLConfig):
-    """VPG-MAML, LVC-VPG and E-MAML-VPG settings."""
-
-    learning_rate: float = 1e-3
-    """Adam learning rate of the outer step."""
-    inner_type: str = MAML_INNER_TYPE
-    """Inner objective: ``log_likelihood`` (MAML) or ``likelihood_ratio`` (LVC)."""
-    exploration: bool = False
-    """Add E-MAML's exploration term."""
-    exploration_type: str = "original"
-    """Form of E-MAML's term: ``original`` (the original ProMP code's) or ``emaml_paper``."""
-
-
-@dataclasses.dataclass(frozen=True)
-class DiceMAMLConfig(MetaRLConfig):
+class DiceMAMLConfig(DiceMAMLSettings, MetaRLConfig):
     """DiCE-MAML and VPG-DiCE settings."""
 
-    learning_rate: float = 1e-3
-    """Adam learning rate of the outer step."""
     dice_baseline: str = "LinearTimeBaseline"
     """Baseline class fitted to the discounted rewards for DiCE's adjusted rewards (the
     original's); ``baseline`` is the one of the returns and GAE advantages (VPG-DiCE's outer
@@ -271,14 +222,6 @@ BASELINES = ("LinearFeatureBaseline", "LinearTimeBaseline", "ZeroBaseline")
 NONLINEARITIES = ("tanh", "relu", "identity")
 NONFINITE_MODES = ("raise", "drop")
 LOG_FORMATS = ("stdout", "log", "csv", "tensorboard")
-
-
-@dataclasses.dataclass(frozen=True)
-class Rule:
-    """A field's valid values: ``check(value)`` is true for them, ``allowed`` describes them."""
-
-    check: Callable[[Any], bool]
-    allowed: str
 
 
 def _positive_int() -> Rule:
@@ -334,35 +277,21 @@ FIELD_RULES: dict[str, Rule] = {
     "sampler_timeout": Rule(lambda v: v is None or v >= 0, "seconds >= 0 (0: no limit), or none"),
     "nonfinite_samples": _one_of(NONFINITE_MODES),
     "max_nonfinite_outer_steps": _positive_int(),
-    # Algorithm-specific fields (present only in some configs).
-    "learning_rate": _positive(),
-    "num_ppo_steps": _positive_int(),
-    "num_minibatches": _positive_int(),
-    "clip_eps": _positive(),
-    "target_inner_step": _positive(),
-    "init_inner_kl_penalty": Rule(lambda v: v >= 0, "a finite number >= 0"),
-    "anneal_factor": Rule(outer_step_settings.is_anneal_factor,
-                          outer_step_settings.ANNEAL_FACTOR_ALLOWED),
-    # A bound on the mean KL (nats) of one TRPO step. TRPO's step is sqrt(2 step_size / s'Hs)
-    # times the CG direction s, from a quadratic model of the KL that holds only near 0, and the
-    # line search shrinks it by at most 0.8^15 = 0.035: far above the paper's 0.01 the "trust
-    # region" bounds nothing (1e30 makes the first try 1e15 times the step of 1). Above 1 nat is
-    # refused rather than warned about: a run with it is wasted compute.
-    "step_size": Rule(lambda v: 0 < v <= 1, "a finite number in (0, 1], the mean KL bound of "
-                      "one TRPO step in nats (the paper: 0.01)"),
-    "exploration_type": _one_of(EXPLORATION_TYPES),
-    "hvp_approach": _one_of(HVP_APPROACHES),
+    # The algorithms' own fields carry their rule (meta_algos/*_settings.py).
     "dice_baseline": _one_of(BASELINES),
 }
 """Per-field valid values, checked by :func:`validate_config` (every float field is also
-checked finite). Keyed by field name, so a field means the same in every config class. The
-inner-step settings (``inner_lr``, ``num_inner_grad_steps``, ``inner_type``, ...) are not here:
+checked finite). Keyed by field name, so a field means the same in every config class. An
+algorithm's own fields carry their rule in their declaration
+(:func:`~meta_policy_search.meta_algos.outer_step_settings.setting`); the inner-step settings
+(``inner_lr``, ``num_inner_grad_steps``, ``inner_type``, ...) are not here:
 :class:`~meta_policy_search.meta_algos.inner_step_settings.InnerStepSettings` holds their one
 check."""
 
 
 def validate_config(config: Any) -> list[str]:
-    """Check every field of a (resolved or not) run-script config against :data:`FIELD_RULES`,
+    """Check every field of a (resolved or not) run-script config against its declared rule or
+    :data:`FIELD_RULES`,
     and the inner-step settings with
     :func:`~meta_policy_search.meta_algos.inner_step_settings.invalid_settings`.
 
@@ -372,7 +301,9 @@ def validate_config(config: Any) -> list[str]:
     Returns:
         One message per invalid field, ``--<field> <value>: must be <allowed>`` (empty if valid).
     """
-    values = {field.name: getattr(config, field.name) for field in dataclasses.fields(config)}
+    fields = dataclasses.fields(config)
+    values = {field.name: getattr(config, field.name) for field in fields}
+    rules = {field.name: field_rule(field) or FIELD_RULES.get(field.name) for field in fields}
     invalid_inner_step = {
         name: allowed for name, _, allowed in inner_step_settings.invalid_settings(values)
     }
@@ -385,7 +316,7 @@ def validate_config(config: Any) -> list[str]:
         if isinstance(value, float) and not math.isfinite(value):
             errors.append(f"--{name} {value}: must be a finite number")
             continue
-        rule = FIELD_RULES.get(name)
+        rule = rules[name]
         if rule is not None and not rule.check(value):
             errors.append(f"--{name} {_show(value)}: must be {rule.allowed}")
     if not errors:

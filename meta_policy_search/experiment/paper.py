@@ -74,6 +74,9 @@ _ENTRY_META_KEYS = ("note",)
 
 LIBRARY_CONFIG_MODULE = "meta_policy_search.experiment.configs"
 """Module of the library's config classes; fields declared elsewhere belong to run scripts."""
+LIBRARY_SETTINGS_PACKAGE = "meta_policy_search.meta_algos."
+"""Package of the algorithms' settings classes, which the library's configs subclass: their
+fields are library defaults too."""
 
 REFERENCE_COLUMNS = ("figure", "env", "algorithm", "metric", "timesteps", "value", "precision")
 """Header of ``paper_reference.csv``."""
@@ -227,12 +230,13 @@ def script_fields(config_cls: type) -> frozenset[str]:
 
     Returns:
         The field names declared (or redeclared) by ``config_cls`` or a base of it defined
-        elsewhere than the library's config module.
+        elsewhere than the library's config module and the algorithms' settings modules.
     """
     names = {f.name for f in dataclasses.fields(config_cls)}
     owned: set[str] = set()
     for cls in config_cls.__mro__:
-        if cls.__module__ != LIBRARY_CONFIG_MODULE:
+        if cls.__module__ != LIBRARY_CONFIG_MODULE and not cls.__module__.startswith(
+                LIBRARY_SETTINGS_PACKAGE):
             owned.update(set(vars(cls).get("__annotations__", {})) & names)
     return frozenset(owned)
 

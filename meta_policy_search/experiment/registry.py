@@ -5,13 +5,16 @@ One place for the mapping that ``reproduce.py`` (which script runs ``lvc_vpg``?)
 ``gradient_variance.py`` (which config class and ``make_algo`` rebuild a run?) and the run
 scripts (which entry does ``promp_run_mujoco.py`` pass to
 :func:`~meta_policy_search.experiment.runner.run_algorithm`?) look up by name. Data: nothing
-here parses or forwards a command line. An algorithm is a run config class
-(:mod:`~meta_policy_search.experiment.algorithms`), a ``make_algo``
-(:mod:`~meta_policy_search.experiment.runner`) and a sample-processor builder
+here parses or forwards a command line. An algorithm is its meta-algorithm class, a run config
+class (the class's settings, declared once in its ``meta_algos/*_settings.py``, on top of the
+shared run settings: :mod:`~meta_policy_search.experiment.algorithms`) and a sample-processor
+builder
 (:mod:`~meta_policy_search.experiment.components`, or the runner's for TRPO-MAML) plus config
-overrides: LVC-VPG is VPG-MAML with ``--inner_type likelihood_ratio``, so its runs record
-``"algo": "vpg_maml"`` (the run name, which also selects the paper-config section) and
-``"inner_type": "likelihood_ratio"`` in ``params.json``.
+overrides; one builder, :func:`~meta_policy_search.experiment.runner.make_algorithm`, builds every
+class from its config. LVC-VPG is VPG-MAML with ``--inner_type likelihood_ratio``, so its runs
+record ``"algo": "vpg_maml"`` (the run name, which also selects the paper-config section) and
+``"inner_type": "likelihood_ratio"`` in ``params.json``; first-order MAML likewise records
+``"first_order": true``.
 
 Legend names are those of the ProMP paper's figures (``paper_reference.csv``); ``DiCE-VPG`` in
 the gradient-variance figure is the original's ``DICEMAML`` (DiCE objective inside and outside,
@@ -22,6 +25,7 @@ label instead (``ppo_maml``: ``PPO-MAML``).
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 from collections.abc import Callable
 from typing import Any
@@ -32,6 +36,9 @@ from meta_policy_search.experiment.components import (
     build_dice_sample_processor,
     build_sample_processor,
 )
+
+ALGORITHMS_PACKAGE = "meta_policy_search.meta_algos"
+"""The package of the meta-algorithm classes."""
 
 EXPERIMENTS_DIR = os.path.join(
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "experiments"
@@ -54,23 +61,33 @@ class Algorithm:
     legend: str
     """Name in the paper's figures (``paper_reference.csv``), or a label if the paper has none."""
     algorithm_name: str
-    """Its meta-algorithm class in :mod:`meta_policy_search.meta_algos`, e.g. ``'VPGMAML'``
-    (a name: importing it imports TensorFlow, which ``--help`` and config errors avoid)."""
+    """Its meta-algorithm class, e.g. ``'VPGMAML'``, or ``'fo_maml:FOMAML'`` for a class of a
+    module of :mod:`meta_policy_search.meta_algos` that the package does not export (a name:
+    importing it imports TensorFlow, which ``--help`` and config errors avoid)."""
     config_cls: type
-    """The run script's config dataclass."""
-    make_algo: Callable[[Any, Any], Any]
-    """``make_algo(config, policy)``: the meta-algorithm."""
+    """The run script's config dataclass: the class's settings on top of
+    :class:`~meta_policy_search.experiment.configs.MetaRLConfig`."""
     make_sample_processor: Callable[[Any], Any] = build_sample_processor
     """``make_sample_processor(config)``: the sample processor."""
     overrides: tuple[tuple[str, Any], ...] = ()
     """Config fields set on top of the config class, as ``(field, value)`` pairs."""
 
     @property
+    def algorithm_module(self) -> str:
+        """The module :attr:`algorithm_class` is read from."""
+        module, _, _ = self.algorithm_name.rpartition(":")
+        return f"{ALGORITHMS_PACKAGE}.{module}" if module else ALGORITHMS_PACKAGE
+
+    @property
     def algorithm_class(self) -> type:
         """The meta-algorithm class (imports TensorFlow)."""
-        from meta_policy_search import meta_algos
+        class_name = self.algorithm_name.rpartition(":")[2]
+        return getattr(importlib.import_module(self.algorithm_module), class_name)
 
-        return getattr(meta_algos, self.algorithm_name)
+    def make_algo(self, config: Any, policy: Any) -> Any:
+        """The meta-algorithm for ``policy`` with the settings of ``config``
+        (:func:`~meta_policy_search.experiment.runner.make_algorithm`)."""
+        return build.make_algorithm(self.algorithm_class, config, policy)
 
     @property
     def script_path(self) -> str:
@@ -94,26 +111,27 @@ class Algorithm:
 _LVC = (("inner_type", "likelihood_ratio"),)
 
 ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
-    Algorithm("promp", "promp_run_mujoco", "promp", "ProMP", "ProMP", alg.ProMPRunConfig, build.make_promp),
+    Algorithm("promp", "promp_run_mujoco", "promp", "ProMP", "ProMP", alg.ProMPRunConfig),
     Algorithm("trpo_maml", "trpo_maml_run_mujoco", "trpo_maml", "MAML-TRPO", "TRPOMAML",
-              alg.TRPOMAMLRunConfig, build.make_trpo_maml, build.make_trpo_maml_sample_processor),
+              alg.TRPOMAMLRunConfig, build.make_trpo_maml_sample_processor),
     Algorithm("e_maml_trpo", "e_maml_trpo_run_mujoco", "e_maml_trpo", "E-MAML-TRPO", "TRPOMAML",
-              alg.EMAMLTRPORunConfig, build.make_trpo_maml, build.make_trpo_maml_sample_processor),
+              alg.EMAMLTRPORunConfig, build.make_trpo_maml_sample_processor),
     Algorithm("lvc_trpo", "trpo_maml_run_mujoco", "trpo_maml", "LVC-TRPO", "TRPOMAML",
-              alg.TRPOMAMLRunConfig, build.make_trpo_maml, build.make_trpo_maml_sample_processor,
-              _LVC),
+              alg.TRPOMAMLRunConfig, build.make_trpo_maml_sample_processor, _LVC),
     Algorithm("vpg_maml", "vpg_maml_run_mujoco", "vpg_maml", "MAML-VPG", "VPGMAML",
-              alg.VPGMAMLRunConfig, build.make_vpg_maml),
+              alg.VPGMAMLRunConfig),
     Algorithm("e_maml_vpg", "e_maml_vpg_run_mujoco", "e_maml_vpg", "E-MAML-VPG", "VPGMAML",
-              alg.EMAMLVPGRunConfig, build.make_vpg_maml),
+              alg.EMAMLVPGRunConfig),
     Algorithm("lvc_vpg", "vpg_maml_run_mujoco", "vpg_maml", "LVC-VPG", "VPGMAML",
-              alg.VPGMAMLRunConfig, build.make_vpg_maml, overrides=_LVC),
+              alg.VPGMAMLRunConfig, overrides=_LVC),
+    Algorithm("fo_maml", "fo_maml_run_mujoco", "vpg_maml", "FO-MAML", "fo_maml:FOMAML",
+              alg.VPGMAMLRunConfig, overrides=(("first_order", True),)),
     Algorithm("ppo_maml", "ppo_maml_run_mujoco", "ppo_maml", "PPO-MAML", "PPOMAML",
-              alg.PPOMAMLRunConfig, build.make_ppo_maml),
+              alg.PPOMAMLRunConfig),
     Algorithm("dice_maml", "dice_maml_run_mujoco", "dice_maml", "DiCE-VPG", "DICEMAML",
-              alg.DiceMAMLRunConfig, build.make_dice_maml, build_dice_sample_processor),
+              alg.DiceMAMLRunConfig, build_dice_sample_processor),
     Algorithm("vpg_dice", "vpg_dice_run_mujoco", "vpg_dice", "VPG-DiCE", "VPG_DICEMAML",
-              alg.VPGDiceRunConfig, build.make_vpg_dice, build_dice_sample_processor),
+              alg.VPGDiceRunConfig, build_dice_sample_processor),
 )}
 """Registry name -> :class:`Algorithm`."""
 

@@ -6,7 +6,8 @@ builders. :func:`prepare_run` turns the command line into a validated config
 (:func:`~meta_policy_search.experiment.config_parsing.parse_command_line`, which documents the
 override precedence) and checks the env and the run directory
 (:mod:`~meta_policy_search.experiment.run_checks`, given plain values); then the meta-algorithm
-is built here (one ``make_*`` per algorithm), the env, policy, sampler and sample processor by
+is built here (one builder for every algorithm, :func:`make_algorithm`, from the fields the
+algorithm declares), the env, policy, sampler and sample processor by
 the ``build_*`` of :mod:`~meta_policy_search.experiment.components`, and all are handed to the
 :class:`~meta_policy_search.meta_trainer.Trainer`. Nothing is imported from TensorFlow until
 every check has passed.
@@ -38,12 +39,7 @@ from meta_policy_search.experiment.config_parsing import (
 )
 from meta_policy_search.experiment.config_values import ConfigError
 from meta_policy_search.experiment.configs import (
-    DiceMAMLConfig,
     MetaRLConfig,
-    PPOMAMLConfig,
-    ProMPConfig,
-    TRPOMAMLConfig,
-    VPGMAMLConfig,
 )
 from meta_policy_search.experiment.exit_codes import mark_failure
 from meta_policy_search.experiment.paper import describe_paper_entry
@@ -61,6 +57,8 @@ from meta_policy_search.experiment.run_checks import (
 )
 from meta_policy_search.experiment.run_console import announce_run_dir
 from meta_policy_search.experiment.run_lock import acquire_run_lock
+from meta_policy_search.meta_algos import inner_step_settings  # standard library only
+from meta_policy_search.meta_algos.outer_step_settings import settings_class
 from meta_policy_search.meta_trainer import Trainer
 from meta_policy_search.utils import logger
 from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
@@ -69,119 +67,43 @@ from meta_policy_search.utils.quiet_tf import import_tensorflow
 
 
 # ---------------------------------------------------------------------------- algorithms
-def inner_step_arguments(config: MetaRLConfig) -> dict[str, Any]:
-    """The inner-step settings every meta-algorithm takes, as keyword arguments.
+def algorithm_arguments(config: MetaRLConfig) -> dict[str, Any]:
+    """The keyword arguments of the meta-algorithm a config describes, derived from the
+    declarations: the inner-step settings
+    (:data:`~meta_policy_search.meta_algos.inner_step_settings.FIELDS`) and the fields of the
+    algorithm's settings class (:func:`~meta_policy_search.meta_algos.outer_step_settings.settings_class`),
+    plus the env's horizon for an algorithm that takes one (DiCE).
 
     Args:
-        config: any algorithm's config.
+        config: a config subclassing an algorithm's settings class (checked when it was parsed,
+            with the rules the algorithm's constructor runs again).
 
     Returns:
-        ``inner_lr``, ``num_inner_grad_steps``, ``trainable_inner_step_size``,
-        ``first_order`` and ``jit_compile`` from ``config``
-        (checked when the config was parsed, by
-        :class:`~meta_policy_search.meta_algos.inner_step_settings.InnerStepSettings`'s check;
-        the algorithm stores them as that class).
+        Argument name -> value.
     """
-    return dict(
-        inner_lr=config.inner_lr,
-        num_inner_grad_steps=config.num_inner_grad_steps,
-        trainable_inner_step_size=config.trainable_inner_step_size,
-        first_order=config.first_order,
-        jit_compile=config.jit_compile,
-    )
+    settings_cls = settings_class(type(config))
+    names = [name for name in inner_step_settings.FIELDS if hasattr(config, name)]
+    names += [f.name for f in dataclasses.fields(settings_cls) if f.name not in names]
+    arguments = {name: getattr(config, name) for name in names}
+    if settings_cls.takes_horizon:
+        arguments["max_path_length"] = resolved_horizon(config)
+    return arguments
 
 
-def make_promp(config: ProMPConfig, policy: Any) -> Any:
-    """The ProMP meta-algorithm for ``policy``."""
-    from meta_policy_search.meta_algos import ProMP
+def make_algorithm(algorithm_class: type, config: MetaRLConfig, policy: Any) -> Any:
+    """The meta-algorithm ``algorithm_class`` for ``policy`` with the settings of ``config``.
 
-    return ProMP(
-        policy,
-        **inner_step_arguments(config),
-        learning_rate=config.learning_rate,
-        num_ppo_steps=config.num_ppo_steps,
-        num_minibatches=config.num_minibatches,
-        clip_eps=config.clip_eps,
-        target_inner_step=config.target_inner_step,
-        init_inner_kl_penalty=config.init_inner_kl_penalty,
-        adaptive_inner_kl_penalty=config.adaptive_inner_kl_penalty,
-        anneal_factor=config.anneal_factor,
-    )
+    The one builder of every algorithm: its arguments are :func:`algorithm_arguments`, so a new
+    algorithm needs no builder of its own.
+    """
+    return algorithm_class(policy, **algorithm_arguments(config))
 
 
-def make_ppo_maml(config: PPOMAMLConfig, policy: Any) -> Any:
-    """The PPO-MAML meta-algorithm for ``policy``."""
-    from meta_policy_search.meta_algos import PPOMAML
-
-    return PPOMAML(
-        policy,
-        **inner_step_arguments(config),
-        learning_rate=config.learning_rate,
-        num_ppo_steps=config.num_ppo_steps,
-        num_minibatches=config.num_minibatches,
-        clip_eps=config.clip_eps,
-        inner_type=config.inner_type,
-    )
-
-
-def make_trpo_maml(config: TRPOMAMLConfig, policy: Any) -> Any:
-    """The TRPO-MAML meta-algorithm for ``policy`` (E-MAML-TRPO when ``config.exploration``)."""
-    from meta_policy_search.meta_algos import TRPOMAML
-
-    return TRPOMAML(
-        policy,
-        **inner_step_arguments(config),
-        step_size=config.step_size,
-        inner_type=config.inner_type,
-        exploration=config.exploration,
-        exploration_type=config.exploration_type,
-        hvp_approach=config.hvp_approach,
-    )
-
-
-def make_trpo_maml_sample_processor(config: TRPOMAMLConfig) -> Any:
+def make_trpo_maml_sample_processor(config: Any) -> Any:
     """DiCE's processor for ``--inner_type dice`` (it needs adjusted rewards), else the default."""
     if config.inner_type == "dice":
         return build_dice_sample_processor(config)
     return build_sample_processor(config)
-
-
-def make_vpg_maml(config: VPGMAMLConfig, policy: Any) -> Any:
-    """The VPG-MAML meta-algorithm for ``policy`` (E-MAML when ``config.exploration``)."""
-    from meta_policy_search.meta_algos import VPGMAML
-
-    return VPGMAML(
-        policy,
-        **inner_step_arguments(config),
-        learning_rate=config.learning_rate,
-        inner_type=config.inner_type,
-        exploration=config.exploration,
-        exploration_type=config.exploration_type,
-    )
-
-
-def make_dice_maml(config: DiceMAMLConfig, policy: Any) -> Any:
-    """The DiCE-MAML meta-algorithm for ``policy``."""
-    from meta_policy_search.meta_algos import DICEMAML
-
-    return _make_dice(DICEMAML, config, policy)
-
-
-def make_vpg_dice(config: DiceMAMLConfig, policy: Any) -> Any:
-    """The VPG-DiCE meta-algorithm for ``policy``."""
-    from meta_policy_search.meta_algos import VPG_DICEMAML
-
-    return _make_dice(VPG_DICEMAML, config, policy)
-
-
-def _make_dice(algorithm_class: Any, config: DiceMAMLConfig, policy: Any) -> Any:
-    """DiCE-MAML and VPG-DiCE take the same arguments (only their outer step differs)."""
-    return algorithm_class(
-        policy,
-        **inner_step_arguments(config),
-        learning_rate=config.learning_rate,
-        max_path_length=resolved_horizon(config),
-    )
 
 
 # ---------------------------------------------------------------------------- running
@@ -240,8 +162,8 @@ def run_algorithm(
     """The run scripts' ``main``: train a registry entry from command-line arguments.
 
     Args:
-        algorithm: an :class:`~meta_policy_search.experiment.registry.Algorithm` without
-            overrides (``get_algorithm('trpo_maml')``).
+        algorithm: an :class:`~meta_policy_search.experiment.registry.Algorithm`
+            (``get_algorithm('trpo_maml')``); its overrides are prepended to ``argv``.
         argv: arguments without the program name; ``None`` reads ``sys.argv``.
         config_cls: the config class instead of the entry's (the quick-start script's
             :class:`~meta_policy_search.experiment.algorithms.ProMPPointMassConfig`).
@@ -249,6 +171,9 @@ def run_algorithm(
     Returns:
         The run directory.
     """
+    # An entry with overrides (first-order MAML: VPG-MAML with --first_order true) runs with
+    # them first on its command line; flags after them may still change them.
+    argv = algorithm.flags() + list(sys.argv[1:] if argv is None else argv)
     return run_experiment(config_cls or algorithm.config_cls, algorithm.run_name,
                           algorithm.make_algo, algorithm.make_sample_processor, argv=argv,
                           script_path=algorithm.script_path)

@@ -8,13 +8,14 @@ import tensorflow as tf
 
 from meta_policy_search.meta_algos import objectives
 from meta_policy_search.meta_algos.batch import TensorBatch
+from meta_policy_search.meta_algos.dice_maml_settings import DEFAULTS
 from meta_policy_search.meta_algos.forward import (
     AdaptationChain,
     log_likelihood,
     old_log_likelihood,
     post_update_surrogate,
 )
-from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS as INNER_STEP
 from meta_policy_search.meta_algos.vpg_maml import VPGMAML
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
@@ -33,22 +34,25 @@ class DICEMAML(VPGMAML):
     the DiCE inner step gives the DiCE second-order terms. The samples must come from a
     ``DiceSampleProcessor``.
 
-    Arguments not listed below are those of :class:`VPGMAML`.
+    The settings beyond :class:`MAMLAlgo`'s are those of
+    :class:`~meta_policy_search.meta_algos.dice_maml_settings.DiceMAMLSettings` (the inner
+    objective is DiCE's).
 
     Args:
-        max_path_length: ``H`` of the samples (checked against the batches).
+        max_path_length: ``H`` of the samples (checked against the batches); the run scripts
+            pass the env's horizon.
     """
 
     def __init__(
         self,
         policy: MetaGaussianMLPPolicy,
-        inner_lr: float = DEFAULTS.inner_lr,
+        inner_lr: float = INNER_STEP.inner_lr,
         max_path_length: int = 100,
-        num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
-        learning_rate: float = 1e-3,
-        trainable_inner_step_size: bool = DEFAULTS.trainable_inner_step_size,
-        first_order: bool = DEFAULTS.first_order,
-        jit_compile: bool = DEFAULTS.jit_compile,
+        num_inner_grad_steps: int = INNER_STEP.num_inner_grad_steps,
+        learning_rate: float = DEFAULTS.learning_rate,
+        trainable_inner_step_size: bool = INNER_STEP.trainable_inner_step_size,
+        first_order: bool = INNER_STEP.first_order,
+        jit_compile: bool = INNER_STEP.jit_compile,
     ) -> None:
         self.max_path_length = check_positive_int("max_path_length", max_path_length)
         super().__init__(

@@ -13,7 +13,8 @@ import tensorflow as tf
 from meta_policy_search.meta_algos.base import MAMLAlgo
 from meta_policy_search.meta_algos.batch import TensorBatch
 from meta_policy_search.meta_algos.forward import AdaptationChain, post_update_surrogate
-from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS, MAML_INNER_TYPE
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS as INNER_STEP
+from meta_policy_search.meta_algos.ppo_maml_settings import DEFAULTS, PPOMAMLSettings
 from meta_policy_search.optimizers import MinibatchAdamOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 
@@ -35,34 +36,32 @@ class PPOMAML(MAMLAlgo):
     there is no KL penalty on the inner steps, and the inner objective is MAML's unless
     ``inner_type='likelihood_ratio'`` (which gives ProMP with a zero KL penalty).
 
-    Arguments not listed below are those of :class:`MAMLAlgo`.
-
-    Args:
-        learning_rate: Adam learning rate of the outer steps.
-        num_ppo_steps: Adam epochs per meta-iteration (one step per minibatch) on the same samples.
-        num_minibatches: minibatches (split over tasks) per Adam epoch.
-        clip_eps: PPO clipping range :math:`\epsilon`, > 0.
-        inner_type: ``'log_likelihood'`` (MAML, the default), ``'likelihood_ratio'`` (LVC) or
-            ``'dice'``.
+    The settings beyond :class:`MAMLAlgo`'s are those of
+    :class:`~meta_policy_search.meta_algos.ppo_maml_settings.PPOMAMLSettings`, which holds their
+    defaults, checks and descriptions; they are stored as :attr:`settings`.
 
     Raises:
-        ValueError: if ``clip_eps`` is not positive, or as :class:`MAMLAlgo`.
+        ValueError: naming every invalid setting.
     """
 
     def __init__(
         self,
         policy: MetaGaussianMLPPolicy,
-        inner_lr: float = DEFAULTS.inner_lr,
-        num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
-        learning_rate: float = 1e-3,
-        num_ppo_steps: int = 5,
-        num_minibatches: int = 1,
-        clip_eps: float = 0.3,
-        inner_type: str = MAML_INNER_TYPE,
-        trainable_inner_step_size: bool = DEFAULTS.trainable_inner_step_size,
-        first_order: bool = DEFAULTS.first_order,
-        jit_compile: bool = DEFAULTS.jit_compile,
+        inner_lr: float = INNER_STEP.inner_lr,
+        num_inner_grad_steps: int = INNER_STEP.num_inner_grad_steps,
+        learning_rate: float = DEFAULTS.learning_rate,
+        num_ppo_steps: int = DEFAULTS.num_ppo_steps,
+        num_minibatches: int = DEFAULTS.num_minibatches,
+        clip_eps: float = DEFAULTS.clip_eps,
+        inner_type: str = DEFAULTS.inner_type,
+        trainable_inner_step_size: bool = INNER_STEP.trainable_inner_step_size,
+        first_order: bool = INNER_STEP.first_order,
+        jit_compile: bool = INNER_STEP.jit_compile,
     ) -> None:
+        self.settings = PPOMAMLSettings(
+            learning_rate=learning_rate, num_ppo_steps=num_ppo_steps,
+            num_minibatches=num_minibatches, clip_eps=clip_eps, inner_type=inner_type,
+        ).checked()
         super().__init__(
             policy,
             inner_lr=inner_lr,
@@ -72,8 +71,6 @@ class PPOMAML(MAMLAlgo):
             first_order=first_order,
             jit_compile=jit_compile,
         )
-        if not clip_eps > 0:
-            raise ValueError(f"clip_eps must be > 0, got {clip_eps!r}")
         self.clip_eps = float(clip_eps)
         self.optimizer = MinibatchAdamOptimizer(
             learning_rate=learning_rate, max_epochs=num_ppo_steps, num_minibatches=num_minibatches,

@@ -14,8 +14,8 @@ from meta_policy_search.meta_algos.forward import (
     inner_step_kls,
     post_update_surrogate,
 )
-from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS
-from meta_policy_search.meta_algos.outer_step_settings import ANNEAL_FACTOR_ALLOWED, is_anneal_factor
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS as INNER_STEP
+from meta_policy_search.meta_algos.pro_mp_settings import DEFAULTS, ProMPSettings
 from meta_policy_search.optimizers import MinibatchAdamOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 from meta_policy_search.types import SampleBatch
@@ -46,24 +46,16 @@ class ProMP(MAMLAlgo):
     :math:`\mathrm{KL}_k <` ``target_inner_step / 1.5`` and doubled if
     :math:`\mathrm{KL}_k >` ``1.5 * target_inner_step``.
 
-    The defaults are the paper's (Rothfuss et al. 2019, appendix, and the original run
-    scripts): clipping range 0.3 and a fixed KL penalty :math:`\eta_k = 5 \cdot 10^{-4}`. The
-    original class defaulted to 0.2 and an adaptive penalty from 0.01, which its scripts always
-    overrode.
+    The settings beyond :class:`MAMLAlgo`'s (the inner step's) are those of
+    :class:`~meta_policy_search.meta_algos.pro_mp_settings.ProMPSettings`, which holds their
+    defaults (the paper's), checks and descriptions; they are stored as :attr:`settings`.
 
-    Arguments not listed below are those of :class:`MAMLAlgo`.
-
-    Args:
-        learning_rate: Adam learning rate of the outer steps.
-        num_ppo_steps: Adam epochs per meta-iteration (one step per minibatch).
-        num_minibatches: minibatches (split over tasks) per Adam epoch.
-        clip_eps: PPO clipping range :math:`\epsilon`, > 0.
-        target_inner_step: target inner-step KL of the adaptive penalty (unused without
-            ``adaptive_inner_kl_penalty``).
-        init_inner_kl_penalty: initial :math:`\eta_k`, >= 0.
-        adaptive_inner_kl_penalty: adapt :math:`\eta_k` as above.
-        anneal_factor: multiplies the clipping range after every meta-iteration, in (0, 1].
+    Raises:
+        ValueError: naming every invalid setting.
     """
+
+    settings: ProMPSettings
+    """ProMP's own settings, checked, fixed at construction."""
 
     optimizer: MinibatchAdamOptimizer
     """Adam on :meth:`meta_loss`, run by :meth:`optimize_policy` with ProMP's own statistics."""
@@ -71,20 +63,26 @@ class ProMP(MAMLAlgo):
     def __init__(
         self,
         policy: MetaGaussianMLPPolicy,
-        inner_lr: float = DEFAULTS.inner_lr,
-        num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
-        learning_rate: float = 1e-3,
-        num_ppo_steps: int = 5,
-        num_minibatches: int = 1,
-        clip_eps: float = 0.3,
-        target_inner_step: float = 0.01,
-        init_inner_kl_penalty: float = 5e-4,
-        adaptive_inner_kl_penalty: bool = False,
-        anneal_factor: float = 1.0,
-        trainable_inner_step_size: bool = DEFAULTS.trainable_inner_step_size,
-        first_order: bool = DEFAULTS.first_order,
-        jit_compile: bool = DEFAULTS.jit_compile,
+        inner_lr: float = INNER_STEP.inner_lr,
+        num_inner_grad_steps: int = INNER_STEP.num_inner_grad_steps,
+        learning_rate: float = DEFAULTS.learning_rate,
+        num_ppo_steps: int = DEFAULTS.num_ppo_steps,
+        num_minibatches: int = DEFAULTS.num_minibatches,
+        clip_eps: float = DEFAULTS.clip_eps,
+        target_inner_step: float = DEFAULTS.target_inner_step,
+        init_inner_kl_penalty: float = DEFAULTS.init_inner_kl_penalty,
+        adaptive_inner_kl_penalty: bool = DEFAULTS.adaptive_inner_kl_penalty,
+        anneal_factor: float = DEFAULTS.anneal_factor,
+        trainable_inner_step_size: bool = INNER_STEP.trainable_inner_step_size,
+        first_order: bool = INNER_STEP.first_order,
+        jit_compile: bool = INNER_STEP.jit_compile,
     ) -> None:
+        self.settings = ProMPSettings(
+            learning_rate=learning_rate, num_ppo_steps=num_ppo_steps,
+            num_minibatches=num_minibatches, clip_eps=clip_eps,
+            target_inner_step=target_inner_step, init_inner_kl_penalty=init_inner_kl_penalty,
+            adaptive_inner_kl_penalty=adaptive_inner_kl_penalty, anneal_factor=anneal_factor,
+        ).checked()
         super().__init__(
             policy,
             inner_lr=inner_lr,
@@ -94,12 +92,6 @@ class ProMP(MAMLAlgo):
             first_order=first_order,
             jit_compile=jit_compile,
         )
-        if not clip_eps > 0:
-            raise ValueError(f"clip_eps must be > 0, got {clip_eps!r}")
-        if not is_anneal_factor(anneal_factor):
-            raise ValueError(f"anneal_factor must be {ANNEAL_FACTOR_ALLOWED}, got {anneal_factor!r}")
-        if init_inner_kl_penalty < 0:
-            raise ValueError(f"init_inner_kl_penalty must be >= 0, got {init_inner_kl_penalty!r}")
         self.clip_eps = float(clip_eps)
         self.target_inner_step = float(target_inner_step)
         self.adaptive_inner_kl_penalty = bool(adaptive_inner_kl_penalty)

@@ -9,7 +9,8 @@ import tensorflow as tf
 from meta_policy_search.meta_algos.base import MAMLAlgo
 from meta_policy_search.meta_algos.batch import TensorBatch
 from meta_policy_search.meta_algos.forward import mean_kl
-from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS, MAML_INNER_TYPE
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS as INNER_STEP
+from meta_policy_search.meta_algos.trpo_maml_settings import DEFAULTS, TRPOMAMLSettings
 from meta_policy_search.optimizers import ConjugateGradientOptimizer, Constraint
 from meta_policy_search.policies.distributions import DistInfo
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
@@ -29,17 +30,13 @@ class TRPOMAML(MAMLAlgo):
     (exact at the old parameters, see ``hvp_approach``) and a backtracking line search
     (:class:`~meta_policy_search.optimizers.ConjugateGradientOptimizer`).
 
-    Arguments not listed below are those of :class:`MAMLAlgo`.
+    The settings beyond :class:`MAMLAlgo`'s are those of
+    :class:`~meta_policy_search.meta_algos.trpo_maml_settings.TRPOMAMLSettings`, which holds
+    their defaults, checks and descriptions (``jit_compile`` is on by default here); they are
+    stored as :attr:`settings`.
 
     Args:
-        step_size: the KL trust region.
-        inner_type: ``'log_likelihood'`` (MAML, the default, as the original's MAML run
-            scripts: :data:`~meta_policy_search.meta_algos.inner_step_settings.MAML_INNER_TYPE`),
-            ``'likelihood_ratio'`` (LVC-TRPO) or ``'dice'``.
-        exploration: add E-MAML's pre-update sampling term (E-MAML-TRPO).
-        exploration_type: ``'original'`` (the original ProMP code's term) or ``'emaml_paper'``
-            (see :meth:`MAMLAlgo.exploration_loss`).
-        cg_iters: conjugate-gradient iterations.
+        cg_iters: conjugate-gradient iterations (not a run-script flag).
         hvp_approach: how the conjugate gradient's Hessian-vector products of the KL are
             computed (see :class:`~meta_policy_search.optimizers.ConjugateGradientOptimizer`):
 
@@ -61,26 +58,30 @@ class TRPOMAML(MAMLAlgo):
             * ``'forward_over_reverse'``, ``'finite_difference'``,
               ``'finite_difference_original'`` (the original ProMP code's product): see the
               optimizer.
-        jit_compile: compile the graphs with XLA. On by default here (off for the other
-            algorithms), where it makes the TRPO step faster with the same results up to
-            floating point rounding (``benchmarks/results/algo_steps.md``).
+
+    Raises:
+        ValueError: naming every invalid setting.
     """
 
     def __init__(
         self,
         policy: MetaGaussianMLPPolicy,
-        inner_lr: float = DEFAULTS.inner_lr,
-        num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
-        step_size: float = 0.01,
-        inner_type: str = MAML_INNER_TYPE,
-        exploration: bool = False,
-        trainable_inner_step_size: bool = DEFAULTS.trainable_inner_step_size,
-        first_order: bool = DEFAULTS.first_order,
+        inner_lr: float = INNER_STEP.inner_lr,
+        num_inner_grad_steps: int = INNER_STEP.num_inner_grad_steps,
+        step_size: float = DEFAULTS.step_size,
+        inner_type: str = DEFAULTS.inner_type,
+        exploration: bool = DEFAULTS.exploration,
+        trainable_inner_step_size: bool = INNER_STEP.trainable_inner_step_size,
+        first_order: bool = INNER_STEP.first_order,
         cg_iters: int = 10,
-        hvp_approach: str = "gauss_newton",
-        jit_compile: bool = True,
-        exploration_type: str = "original",
+        hvp_approach: str = DEFAULTS.hvp_approach,
+        jit_compile: bool = DEFAULTS.jit_compile,
+        exploration_type: str = DEFAULTS.exploration_type,
     ) -> None:
+        self.settings = TRPOMAMLSettings(
+            step_size=step_size, inner_type=inner_type, exploration=exploration,
+            hvp_approach=hvp_approach, jit_compile=jit_compile, exploration_type=exploration_type,
+        ).checked()
         super().__init__(
             policy,
             inner_lr=inner_lr,
@@ -92,8 +93,6 @@ class TRPOMAML(MAMLAlgo):
             exploration=exploration,
             exploration_type=exploration_type,
         )
-        if not step_size > 0:
-            raise ValueError(f"step_size must be > 0, got {step_size!r}")
         self.step_size = float(step_size)
         self.optimizer = ConjugateGradientOptimizer(
             cg_iters=cg_iters, hvp_approach=hvp_approach, jit_compile=self.jit_compile

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from meta_policy_search.meta_algos.base import MAMLAlgo
-from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS, MAML_INNER_TYPE
+from meta_policy_search.meta_algos.inner_step_settings import DEFAULTS as INNER_STEP
+from meta_policy_search.meta_algos.vpg_maml_settings import DEFAULTS, VPGMAMLSettings
 from meta_policy_search.optimizers import MinibatchAdamOptimizer
 from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
 
@@ -16,33 +17,36 @@ class VPGMAML(MAMLAlgo):
     that of :math:`-\log \pi\, A` (vanilla policy gradient), through the inner steps of type
     ``inner_type``.
 
-    Arguments not listed below are those of :class:`MAMLAlgo`.
+    The settings beyond :class:`MAMLAlgo`'s are those of
+    :class:`~meta_policy_search.meta_algos.vpg_maml_settings.VPGMAMLSettings`, which holds their
+    defaults, checks and descriptions; they are stored as :attr:`settings`.
 
     Args:
-        learning_rate: Adam learning rate.
-        inner_type: ``'log_likelihood'`` (VPG-MAML, the default:
-            :data:`~meta_policy_search.meta_algos.inner_step_settings.MAML_INNER_TYPE`),
-            ``'likelihood_ratio'`` (LVC-VPG) or ``'dice'``.
-        exploration: add E-MAML's pre-update sampling term (E-MAML-VPG).
-        exploration_type: ``'original'`` (the original ProMP code's term) or ``'emaml_paper'``
-            (see :meth:`MAMLAlgo.exploration_loss`).
-        num_outer_steps: Adam steps per meta-iteration (1 is vanilla policy gradient).
+        num_outer_steps: Adam steps per meta-iteration (1, the default, is vanilla policy
+            gradient; not a run-script flag).
+
+    Raises:
+        ValueError: naming every invalid setting.
     """
 
     def __init__(
         self,
         policy: MetaGaussianMLPPolicy,
-        inner_lr: float = DEFAULTS.inner_lr,
-        num_inner_grad_steps: int = DEFAULTS.num_inner_grad_steps,
-        learning_rate: float = 1e-3,
-        inner_type: str = MAML_INNER_TYPE,
-        exploration: bool = False,
-        trainable_inner_step_size: bool = DEFAULTS.trainable_inner_step_size,
-        first_order: bool = DEFAULTS.first_order,
+        inner_lr: float = INNER_STEP.inner_lr,
+        num_inner_grad_steps: int = INNER_STEP.num_inner_grad_steps,
+        learning_rate: float = DEFAULTS.learning_rate,
+        inner_type: str = DEFAULTS.inner_type,
+        exploration: bool = DEFAULTS.exploration,
+        trainable_inner_step_size: bool = INNER_STEP.trainable_inner_step_size,
+        first_order: bool = INNER_STEP.first_order,
         num_outer_steps: int = 1,
-        jit_compile: bool = DEFAULTS.jit_compile,
-        exploration_type: str = "original",
+        jit_compile: bool = INNER_STEP.jit_compile,
+        exploration_type: str = DEFAULTS.exploration_type,
     ) -> None:
+        self.settings = VPGMAMLSettings(
+            learning_rate=learning_rate, inner_type=inner_type, exploration=exploration,
+            exploration_type=exploration_type,
+        ).checked()
         super().__init__(
             policy,
             inner_lr=inner_lr,
