@@ -94,14 +94,14 @@ def build_trainer(algo_key: str, flags: list[str], seed: int = 1) -> Any:
     import tensorflow as tf
 
     from meta_policy_search.experiment import components
-    from meta_policy_search.experiment import runner as experiment
+    from meta_policy_search.experiment.config_parsing import parse_config, resolve_config
     from meta_policy_search.experiment.registry import get_algorithm
     from meta_policy_search.meta_trainer import Trainer
 
     algorithm = get_algorithm(algo_key)
-    config, _ = experiment.parse_config(
+    config, _ = parse_config(
         algorithm.config_cls, flags + ["--seed", str(seed)], algorithm.run_name)
-    config = experiment.resolve_config(config, algorithm.run_name)
+    config = resolve_config(config, algorithm.run_name)
     seeds = components.derive_seeds(config.seed)
     tf.random.set_seed(seeds["tf"])
     env = components.build_env(config)

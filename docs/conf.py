@@ -13,6 +13,7 @@ from meta_policy_search.utils.quiet_tf import import_tensorflow  # noqa: E402
 # Autodoc imports modules that import TensorFlow; loading it here first, through the filter the
 # run scripts use, keeps its CUDA start-up lines out of the build's output.
 import_tensorflow()
+from meta_policy_search.experiment.configs import ProMPConfig  # noqa: E402
 from meta_policy_search.experiment.paper import paper_config_table_rst  # noqa: E402
 
 GENERATED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_generated")
@@ -32,7 +33,7 @@ def write_generated(name: str, text: str) -> None:
 
 
 # The per-environment settings table of experiments.rst, from paper_configs.json.
-write_generated("paper_configs_table.rst.inc", paper_config_table_rst())
+write_generated("paper_configs_table.rst.inc", paper_config_table_rst(ProMPConfig()))
 
 # The hyperparameter tables of the per-algorithm pages (docs/algorithms/*.rst).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

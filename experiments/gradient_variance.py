@@ -40,7 +40,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from meta_policy_search.experiment.config_parsing import ConfigError, env_dir_name
+from meta_policy_search.experiment.config_parsing import env_dir_name
+from meta_policy_search.experiment.config_values import ConfigError
 from meta_policy_search.experiment.exit_codes import EPILOG, run_script
 from meta_policy_search.experiment.launch import split_passthrough_args
 from meta_policy_search.experiment.paper import ReferencePoint, load_paper_reference
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace, passthrough: Sequence[str]) -> str:
             *(["--resume"] if has_checkpoint(run_dir) else [])]
     return run_experiment(
         config_cls, algo.run_name, make_algo, make_processor, argv=argv,
-        make_callbacks=lambda config: [GradientVarianceCallback(
+        script_path=algo.script_path, make_callbacks=lambda config: [GradientVarianceCallback(
             config.dump_path, args.every, args.rounds, config.n_itr)],
     )
 

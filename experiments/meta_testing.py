@@ -11,7 +11,7 @@ of its script, found from the ``algo`` key; a user env ``"env": "mypkg.tasks:MyE
 again, from ``sys.path`` or the working directory), restores the newest checkpoint, draws ``--n_tasks``
 tasks with the evaluation seed (default: the run's seed + 10000) and adapts for
 ``0..--num_adapt_steps`` inner steps with fresh samples each step
-(:func:`meta_policy_search.evaluation.evaluate_adaptation`). The same tasks and episode seeds are
+(:func:`meta_policy_search.evaluation.adaptation.evaluate_adaptation`). The same tasks and episode seeds are
 used for the baselines: ``random-init`` (a fresh policy of the same config) and, with
 ``--pretrained_run``, another run's policy, both adapted with the evaluated run's algorithm;
 with ``--oracle_run``, the policy of an ``--oracle true`` run (the task parameters appended to its
@@ -67,11 +67,11 @@ import numpy as np
 from meta_policy_search import evaluation
 from meta_policy_search.envs.env_spec import search_working_directory
 from meta_policy_search.evaluation import comparison, metaworld_protocol
-from meta_policy_search.experiment.configs import EXECUTORS
+from meta_policy_search.experiment.config_values import ConfigError, config_from_dict
+from meta_policy_search.experiment.configs import EXECUTORS, MetaRLConfig
 from meta_policy_search.experiment.exit_codes import EPILOG, run_script
 from meta_policy_search.experiment.registry import algorithm_for_run_name
 from meta_policy_search.experiment.run_checks import check_writable_dir
-from meta_policy_search.experiment.runner import ConfigError, MetaRLConfig, config_from_dict
 from meta_policy_search.experiment.script_help import DefaultsOnceHelpFormatter
 from meta_policy_search.utils.serialization import atomic_write_bytes, atomic_write_json
 
@@ -124,7 +124,7 @@ def evaluate_run(
         run_dir: directory with ``params.json`` and ``checkpoints/``.
         n_tasks: number of held-out tasks, positive.
         num_adapt_steps: ``K >= 0``.
-        seed: evaluation seed; ``None``: :func:`meta_policy_search.evaluation.default_eval_seed`.
+        seed: evaluation seed; ``None``: :func:`meta_policy_search.evaluation.adaptation.default_eval_seed`.
         rollouts_per_task: episodes per task and step; ``None``: the run's.
         executor: the sampler's executor (``iterative``, ``parallel`` or ``ray``); ``None``: the
             run's.

@@ -34,7 +34,7 @@ import re
 import sys
 from collections.abc import Sequence
 
-from meta_policy_search.experiment.config_parsing import ConfigError
+from meta_policy_search.experiment.config_values import ConfigError
 from meta_policy_search.experiment.curves import (
     LoggedRun,
     aggregate,

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from meta_policy_search import evaluation
-from meta_policy_search.experiment.config_parsing import ConfigError
+from meta_policy_search.experiment.config_values import ConfigError
 from meta_policy_search.experiment.configs import EXECUTORS
 from meta_policy_search.experiment.exit_codes import EPILOG, run_script
 from meta_policy_search.experiment.registry import algorithm_for_run_name

@@ -73,7 +73,8 @@ from meta_policy_search.experiment.comparison import (
     comparison_markdown,
     draw_comparison,
 )
-from meta_policy_search.experiment.config_parsing import ConfigError, env_dir_name, load_json
+from meta_policy_search.experiment.config_parsing import env_dir_name
+from meta_policy_search.experiment.config_values import ConfigError, load_json
 from meta_policy_search.experiment.configs import RESUME_CHANGEABLE
 from meta_policy_search.experiment.curves import find_runs, read_progress
 from meta_policy_search.experiment.exit_codes import (

@@ -14,6 +14,8 @@ import math
 import os
 from typing import Any
 
+from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
+
 BEST_DIR_NAME = "checkpoints_best"
 """Sub-directory of a run directory holding the best iteration's checkpoint."""
 
@@ -31,8 +33,6 @@ class BestCheckpointCallback:
     """
 
     def __init__(self, metric: str, checkpoint_dir: str) -> None:
-        from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
-
         self.metric = metric
         self.checkpoint_dir = checkpoint_dir
         self.best_value = -math.inf

@@ -89,6 +89,7 @@ def sample_meta_gradient(trainer: Any, gradient_fn: Any) -> np.ndarray:
 
 def make_gradient_fn(algo: Any) -> Any:
     """A compiled ``batches -> [d meta_loss / d v for v in algo.meta_variables]``."""
+    # TensorFlow loads only when a gradient function is built
     import tensorflow as tf
 
     @tf.function(reduce_retracing=True)

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from meta_policy_search.envs import make_env, normalize
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
 from meta_policy_search.types import Task
 from meta_policy_search.utils.validation import check_positive_int
@@ -91,8 +92,6 @@ def make_render_env(
         ValueError: if ``width`` or ``height`` is not positive, or the env cannot render RGB
             frames (the message names it).
     """
-    from meta_policy_search.envs import make_env, normalize
-
     for name, value in (("width", width), ("height", height)):
         check_positive_int(name, value)
     try:
@@ -104,6 +103,7 @@ def make_render_env(
                          f"{env.metadata.get('render_modes', [])} lack 'rgb_array'")
     renderer = getattr(env, "mujoco_renderer", None)
     if renderer is not None:
+        # MuJoCo loads only for an env that renders through it
         import mujoco
 
         renderer.width, renderer.height = int(width), int(height)
@@ -263,6 +263,7 @@ def caption_frame(frame: np.ndarray, lines: Sequence[str], font_size: int = 11) 
     Returns:
         ``[band + height, width, 3]`` uint8.
     """
+    # Pillow loads only when frames are drawn, not to check a command line
     from PIL import Image, ImageDraw, ImageFont
 
     font = ImageFont.load_default(size=font_size)
@@ -325,6 +326,7 @@ def save_gif(frames: Sequence[np.ndarray], path: str, frame_seconds: float = 0.2
     Returns:
         ``path``.
     """
+    # Pillow loads only when frames are drawn, not to check a command line
     from PIL import Image
 
     images = [Image.fromarray(frame) for frame in frames]
@@ -344,6 +346,7 @@ def save_png(image: np.ndarray, path: str, colors: int | None = 128) -> str:
     Returns:
         ``path``.
     """
+    # Pillow loads only when frames are drawn, not to check a command line
     from PIL import Image
 
     picture = Image.fromarray(image)

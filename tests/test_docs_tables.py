@@ -53,9 +53,10 @@ def test_pages_with_two_algorithms_name_where_they_differ():
 
 
 def test_one_format_for_small_numbers_in_the_per_env_table():
+    from meta_policy_search.experiment.configs import ProMPConfig
     from meta_policy_search.experiment.paper import paper_config_table_rst
 
-    table = paper_config_table_rst()
+    table = paper_config_table_rst(ProMPConfig())
     assert "fixed 5e-4" in table and "0.0005" not in table
 
 

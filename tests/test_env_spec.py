@@ -21,7 +21,8 @@ from meta_policy_search.envs.env_spec import (
     parse_env_spec,
     search_working_directory,
 )
-from meta_policy_search.experiment.config_parsing import ConfigError, resolve_config
+from meta_policy_search.experiment.config_parsing import resolve_config
+from meta_policy_search.experiment.config_values import ConfigError
 from meta_policy_search.experiment.configs import ProMPConfig
 from meta_policy_search.experiment.runner import prepare_run
 

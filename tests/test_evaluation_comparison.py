@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -282,14 +281,3 @@ def test_cli_adapts_with_the_runs_own_inner_lr_and_prints_mean_and_std(tmp_path,
     for step in results["policies"]["promp"]:  # each console cell is the markdown table's cell
         cell = f"{step['mean_return']:.2f} +- {step['std_return']:.2f}"
         assert cell in console and cell in md
-
-
-def test_the_old_module_path_still_imports():
-    """``meta_policy_search.meta_test_baselines`` was this module's path: old imports still work."""
-    import importlib
-
-    sys.modules.pop("meta_policy_search.meta_test_baselines", None)
-    with pytest.warns(DeprecationWarning, match="evaluation.comparison"):
-        old = importlib.import_module("meta_policy_search.meta_test_baselines")
-    assert old.ScheduledStepSizes is comparison.ScheduledStepSizes
-    assert old.DEFAULT_FIRST_STEP_SIZE == comparison.DEFAULT_FIRST_STEP_SIZE

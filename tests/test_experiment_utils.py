@@ -12,19 +12,20 @@ import types
 import numpy as np
 import pytest
 
-from meta_policy_search.experiment import runner as experiment
 from meta_policy_search.experiment.components import derive_seeds
-from meta_policy_search.experiment.runner import (
-    ENV_SETTINGS,
-    ConfigError,
-    MetaRLConfig,
-    ProMPConfig,
-    config_from_dict,
+from meta_policy_search.experiment.config_parsing import (
     field_docs,
-    load_json,
+    make_parser,
     parse_config,
     resolve_config,
     write_params,
+)
+from meta_policy_search.experiment.config_values import ConfigError, config_from_dict, load_json
+from meta_policy_search.experiment.configs import (
+    DEFAULT_MAX_PATH_LENGTH,
+    ENV_SETTINGS,
+    MetaRLConfig,
+    ProMPConfig,
 )
 
 EXPERIMENTS_DIR = os.path.join(os.path.dirname(__file__), os.pardir, "experiments")
@@ -148,7 +149,7 @@ def test_resolve_config_fills_horizon_and_dump_path():
     explicit = resolve_config(MetaRLConfig(max_path_length=7, dump_path="x"), "promp")
     assert (explicit.max_path_length, explicit.dump_path) == (7, "x")
     unknown_env = resolve_config(MetaRLConfig(env="SomeNewEnv"), "promp")
-    assert unknown_env.max_path_length == experiment.DEFAULT_MAX_PATH_LENGTH
+    assert unknown_env.max_path_length == DEFAULT_MAX_PATH_LENGTH
 
 
 def test_derive_seeds_is_deterministic_and_independent():
@@ -201,7 +202,7 @@ def test_script_configs_are_documented_frozen_dataclasses(scripts, name):
         config_cls().seed = 3
     assert set(field_docs(config_cls)) == {f.name for f in dataclasses.fields(config_cls)}
     assert callable(scripts[name].make_algo)
-    help_text = experiment.make_parser(config_cls).format_help()
+    help_text = make_parser(config_cls).format_help()
     assert "--config_file" in help_text and "--resume" in help_text and "--n_itr" in help_text
 
 

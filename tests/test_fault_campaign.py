@@ -627,7 +627,9 @@ def test_6_a_reward_scale_of_1e30_is_accepted_and_changes_no_step(tmp_path, monk
 
 
 def test_6_a_trust_region_above_one_nat_is_refused(tmp_path):
-    from meta_policy_search.experiment.runner import ConfigError, TRPOMAMLConfig, prepare_run
+    from meta_policy_search.experiment.config_values import ConfigError
+    from meta_policy_search.experiment.configs import TRPOMAMLConfig
+    from meta_policy_search.experiment.runner import prepare_run
 
     for value in ("1e30", "1.5"):
         with pytest.raises(ConfigError, match=r"--step_size .*: must be a finite number in "

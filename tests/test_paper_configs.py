@@ -10,18 +10,19 @@ import pytest
 from meta_policy_search.envs.registry import ENV_CLASS_NAMES
 from meta_policy_search.experiment import paper
 from meta_policy_search.experiment.algorithms import PPOMAMLRunConfig, ProMPPointMassConfig
-from meta_policy_search.experiment.registry import ALGORITHMS
-from meta_policy_search.experiment.runner import (
-    ENV_SETTINGS,
-    MetaRLConfig,
-    ProMPConfig,
-    TRPOMAMLConfig,
-    config_from_dict,
-    load_json,
+from meta_policy_search.experiment.config_parsing import (
     parse_command_line,
     resolve_config,
     write_params,
 )
+from meta_policy_search.experiment.config_values import config_from_dict, load_json
+from meta_policy_search.experiment.configs import (
+    ENV_SETTINGS,
+    MetaRLConfig,
+    ProMPConfig,
+    TRPOMAMLConfig,
+)
+from meta_policy_search.experiment.registry import ALGORITHMS
 
 PAPER_ENVS = {
     "HalfCheetahRandDirecEnv", "AntRandDirecEnv", "AntRandDirec2DEnv", "AntRandGoalEnv",
@@ -254,7 +255,7 @@ def test_paper_config_never_replaces_a_scripts_own_fields(quick_start):
 
 
 def test_docs_table_lists_every_env_with_its_settings():
-    table = paper.paper_config_table_rst()
+    table = paper.paper_config_table_rst(ProMPConfig())
     assert table.startswith(".. list-table::")
     for env in ENV_CLASS_NAMES:
         assert f"``{env}``" in table

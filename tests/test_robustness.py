@@ -169,7 +169,8 @@ def test_every_float_setting_must_be_finite(point_mass, tmp_path, value):
     import dataclasses
     import typing
 
-    from meta_policy_search.experiment.runner import ConfigError, prepare_run
+    from meta_policy_search.experiment.config_values import ConfigError
+    from meta_policy_search.experiment.runner import prepare_run
 
     hints = typing.get_type_hints(ProMPPointMassConfig)
     float_fields = [f.name for f in dataclasses.fields(ProMPPointMassConfig)
@@ -484,7 +485,8 @@ def test_validation_choices_match_the_library():
 
 
 def test_bad_env_kwargs_fail_before_anything_is_written(point_mass, tmp_path):
-    from meta_policy_search.experiment.runner import ConfigError, prepare_run
+    from meta_policy_search.experiment.config_values import ConfigError
+    from meta_policy_search.experiment.runner import prepare_run
 
     with pytest.raises(ConfigError, match=r"--env_kwargs \{\"reward_type\": \"foo\"\}: "
                        r"MetaPointEnvCorner rejects them \(reward_type must be one of"):

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from meta_policy_search.experiment.config_parsing import ConfigError
+from meta_policy_search.experiment.config_values import ConfigError
 from meta_policy_search.experiment.run_lock import LOCK_FILE, acquire_run_lock, check_run_owner
 from meta_policy_search.utils.checkpoint_lookup import checkpoint_iteration
 

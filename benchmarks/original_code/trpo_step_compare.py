@@ -118,7 +118,7 @@ def unflat(vector: np.ndarray, shapes: dict[str, tuple[int, ...]]) -> dict[str, 
 def our_config(args: argparse.Namespace) -> Any:
     """Our TRPO-MAML run config from the committed params.json, batch sizes overridden."""
     from meta_policy_search.experiment.algorithms import TRPOMAMLRunConfig
-    from meta_policy_search.experiment.config_parsing import config_from_dict
+    from meta_policy_search.experiment.config_values import config_from_dict
 
     with open(OUR_PARAMS_JSON) as f:
         values = json.load(f)

@@ -64,7 +64,7 @@ def evaluate(run_dir: str, n_tasks: int = 10, num_adapt_steps: int = 2,
 
     Returns:
         Per number of inner steps, ``mean_return``, ``std_return`` (over tasks) and more
-        (:func:`~meta_policy_search.evaluation.evaluate_adaptation`).
+        (:func:`~meta_policy_search.evaluation.adaptation.evaluate_adaptation`).
     """
     from meta_policy_search import evaluation
 

@@ -135,7 +135,8 @@ class MetaEnv(gym.Env):
         raise NotImplementedError
 
     def sample_test_tasks(self, n_tasks: int) -> list[Task]:
-        """Draw ``n_tasks`` tasks for meta-testing (:func:`~meta_policy_search.evaluation.draw_tasks`).
+        """Draw ``n_tasks`` tasks for meta-testing
+        (:func:`~meta_policy_search.evaluation.adaptation.draw_tasks`).
 
         By default the training distribution (:meth:`sample_tasks`): the paper's envs have no
         separate test tasks, held-out tasks are fresh draws. An env with a benchmark's test

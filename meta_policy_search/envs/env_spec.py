@@ -36,6 +36,11 @@ import re
 import sys
 from typing import Any
 
+import gymnasium as gym
+import numpy as np
+
+from meta_policy_search.envs.base import MetaEnv
+
 ENV_SPEC_SEPARATOR = ":"
 """Separates the module from the class in a spec; no built-in env name contains it."""
 
@@ -136,8 +141,6 @@ def load_env_class(spec: str) -> type:
             attribute, the attribute is not a class, the class misses part of the protocol
             (:func:`protocol_problems`), or worker processes could not import it back.
     """
-    from meta_policy_search.envs.base import MetaEnv
-
     module_name, class_path = parse_env_spec(spec)
     try:
         module = importlib.import_module(module_name)
@@ -196,9 +199,6 @@ def protocol_problems(cls: type) -> list[str]:
         One message per problem, each naming the missing or unimplemented member and its
         expected signature (empty if ``cls`` follows the protocol).
     """
-    import gymnasium as gym
-
-    from meta_policy_search.envs.base import MetaEnv
 
     problems = []
     if not issubclass(cls, gym.Env):
@@ -233,9 +233,6 @@ def check_env_instance(env: Any, spec: str) -> None:
             :class:`gymnasium.spaces.Box`, or ``task_rng`` is not a
             :class:`numpy.random.Generator`.
     """
-    import gymnasium as gym
-    import numpy as np
-
     task_rng = getattr(env, "task_rng", None)
     if not isinstance(task_rng, np.random.Generator):
         raise EnvSpecError(

@@ -9,7 +9,7 @@ Tasks are integer indices into the benchmark's task list, training tasks first:
 ``0 .. num_train_tasks - 1`` are the benchmark's ``train_tasks``, the rest its ``test_tasks``.
 :meth:`~MetaWorldBenchmarkEnv.sample_tasks` draws training tasks only (meta-training),
 :meth:`~MetaWorldBenchmarkEnv.sample_test_tasks` the held-out ones (meta-testing,
-:func:`meta_policy_search.evaluation.draw_tasks` and
+:func:`meta_policy_search.evaluation.adaptation.draw_tasks` and
 :mod:`meta_policy_search.evaluation.metaworld_protocol`). Both draw the same number of tasks from
 every env class of the split, as Meta-World's own vectorised ML envs do. An index is small,
 picklable and JSON-able; :meth:`~MetaWorldBenchmarkEnv.task_parameters` tells what it stands for
@@ -93,6 +93,7 @@ def import_metaworld() -> ModuleType:
         ImportError: if it is not installed; the message says how to install it.
     """
     try:
+        # Meta-World is optional: loaded only when one of its envs is built
         import metaworld
     except ImportError as error:
         raise ImportError(INSTALL_HINT) from error
@@ -314,6 +315,7 @@ class MetaWorldBenchmarkEnv(MetaEnv):
     def log_diagnostics(self, paths: PathBatch, prefix: str = "") -> dict[str, float]:
         """``SuccessRate`` (fraction of episodes with ``success`` at some real step) and
         ``AverageFinalObjToTarget`` (object-goal distance at the episodes' last step)."""
+        # loads MuJoCo, which only a run that logs these diagnostics needs
         from meta_policy_search.envs.mujoco_envs.diagnostics import final_step_values
 
         mask = np.asarray(paths.mask) > 0
@@ -355,7 +357,7 @@ class MetaWorldML1Env(MetaWorldBenchmarkEnv):
             raise ValueError(f"{env_name!r} is not a Meta-World v3 env; valid: "
                              f"{', '.join(metaworld.ML1.ENV_NAMES)}")
         self.env_name = env_name
-        super().__init__(metaworld.ML1(env_name, seed=benchmark_seed),
+        super().__init__(benchmark=metaworld.ML1(env_name, seed=benchmark_seed),
                          reward_function_version=reward_function_version)
 
 
@@ -384,7 +386,7 @@ class MetaWorldML10Env(MetaWorldBenchmarkEnv):
     def __init__(self, benchmark_seed: int | None = 0,
                  reward_function_version: str = DEFAULT_REWARD_FUNCTION_VERSION) -> None:
         check_reward_function_version(reward_function_version)  # before the slow build
-        super().__init__(import_metaworld().ML10(seed=benchmark_seed),
+        super().__init__(benchmark=import_metaworld().ML10(seed=benchmark_seed),
                          reward_function_version=reward_function_version)
 
 

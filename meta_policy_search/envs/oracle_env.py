@@ -170,7 +170,8 @@ class OracleBatchedEnv(BatchedMetaEnv):
     """
 
     def __init__(self, env: BatchedMetaEnv, observation_space: Any, features: Any) -> None:
-        super().__init__(env.num_envs, observation_space, env.action_space)
+        super().__init__(num_envs=env.num_envs, observation_space=observation_space,
+                         action_space=env.action_space)
         self.env = env
         self._features_of = features
         task_dim = observation_space.shape[0] - env.observation_space.shape[0]

@@ -20,6 +20,7 @@ from meta_policy_search.envs.env_spec import (
     load_env_class,
     suggest_spec,
 )
+from meta_policy_search.envs.metaworld_envs import make_metaworld_env
 
 POINT_ENVS_PACKAGE = "meta_policy_search.envs.point_envs"
 MUJOCO_ENVS_PACKAGE = "meta_policy_search.envs.mujoco_envs"
@@ -119,8 +120,6 @@ def make_env(name: str, **kwargs: Any) -> MetaEnv:
     if name in BUILT_IN_ENVS:
         return env_class(name)(**kwargs)
     if name.startswith(METAWORLD_NAME_PREFIXES):
-        from meta_policy_search.envs.metaworld_envs import make_metaworld_env
-
         return make_metaworld_env(name, **kwargs)
     close = difflib.get_close_matches(name, ENV_CLASS_NAMES, n=3, cutoff=0.6)
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""

@@ -14,8 +14,7 @@ Their evaluation took the first gradient step with step size 0.1 and later ones 
 (:class:`ScheduledStepSizes`); ``meta_testing.py`` uses that schedule only when asked and
 otherwise adapts with the evaluated run's own step sizes. ``experiments/meta_testing.py`` runs the
 comparison; this module holds the parts that do not depend on a run script. (These baselines are
-policies to compare with, unrelated to the value baselines of :mod:`meta_policy_search.baselines`;
-the module's old path ``meta_policy_search.meta_test_baselines`` still imports it.)
+policies to compare with, unrelated to the value baselines of :mod:`meta_policy_search.baselines`.)
 """
 
 from __future__ import annotations
@@ -25,6 +24,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+
+from meta_policy_search.evaluation.adaptation import success_rate_lines
 
 DEFAULT_FIRST_STEP_SIZE = 0.1
 """Step size of the first adaptation step in the MAML paper's evaluation."""
@@ -48,7 +49,7 @@ class ScheduledStepSizes:
     """An algorithm whose ``k``-th inner step uses ``first_step_size`` (``k = 0``) or
     ``later_step_size`` (``k >= 1``) for every parameter.
 
-    Wraps a meta-algorithm for :func:`~meta_policy_search.evaluation.evaluate_adaptation`, which
+    Wraps a meta-algorithm for :func:`~meta_policy_search.evaluation.adaptation.evaluate_adaptation`, which
     calls ``adapt_policy`` once per adaptation step. Use it as a context manager: on exit the
     algorithm's own step sizes (e.g. a Meta-SGD run's learned ones) are put back::
 
@@ -160,14 +161,12 @@ def to_markdown(results: Mapping[str, Any]) -> str:
 
     Args:
         results: ``meta_test.json``'s content (``policies``: label -> the list of
-            :func:`~meta_policy_search.evaluation.evaluate_adaptation`).
+            :func:`~meta_policy_search.evaluation.adaptation.evaluate_adaptation`).
 
     Returns:
         The table, followed by a line with the settings (tasks, step sizes, seed) and, for an
         env that reports success (Meta-World), the success rates.
     """
-    from meta_policy_search.evaluation import success_rate_lines
-
     policies = results["policies"]
     num_steps = max(len(steps) for steps in policies.values())
     header = ["policy"] + [f"{k} step{'' if k == 1 else 's'}" for k in range(num_steps)]

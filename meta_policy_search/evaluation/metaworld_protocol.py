@@ -34,7 +34,7 @@ ML10) is its ``evaluate_metalearning_on_train``. One difference from Meta-World'
 order within a cycle is a shuffle drawn from the evaluation seed, where Meta-World shuffles with
 each env's own generator; which goals are evaluated is the same.
 
-The functions here take the components of :func:`meta_policy_search.evaluation.build_evaluation`
+The functions here take the components of :func:`meta_policy_search.evaluation.setup.build_evaluation`
 (``experiments/meta_testing.py --protocol metaworld`` is the front end) and return dicts; writing
 them is the script's job.
 """
@@ -51,8 +51,10 @@ from typing import Any
 
 import numpy as np
 
-from meta_policy_search import evaluation
 from meta_policy_search.envs.metaworld_envs import METAWORLD_MAX_PATH_LENGTH, SPLITS
+from meta_policy_search.evaluation.adaptation import default_eval_seed
+from meta_policy_search.evaluation.run_loading import restore_run
+from meta_policy_search.evaluation.setup import build_evaluation
 from meta_policy_search.utils.validation import check_positive_int
 
 PROTOCOL_SOURCE = (
@@ -359,14 +361,14 @@ def evaluate_run(
 ) -> dict[str, Any]:
     """Meta-test a Meta-World run, and the random-init baseline, by the benchmark's protocol.
 
-    Rebuilds the run's components with :func:`meta_policy_search.evaluation.build_evaluation`
+    Rebuilds the run's components with :func:`meta_policy_search.evaluation.setup.build_evaluation`
     (the protocol's batch, episodes and horizon; ``rollouts`` sampling), restores its checkpoint
     and runs :func:`evaluate_metaworld_protocol` on every split; the baseline gets the same goals
     and seeds.
 
     Args:
         run_dir: a run of an ``ML10`` or ``ML1-<env>`` env.
-        config: its config (:func:`meta_policy_search.evaluation.load_run_config`).
+        config: its config (:func:`meta_policy_search.evaluation.run_loading.load_run_config`).
         algo_name: its ``params.json`` ``algo``: the label of its results.
         make_algo: its script's ``make_algo(config, policy)``.
         make_sample_processor: its script's sample processor builder.
@@ -386,7 +388,7 @@ def evaluate_run(
         ValueError: if the run's env is not a Meta-World benchmark env.
     """
     protocol = MetaWorldProtocol() if protocol is None else protocol
-    seed = evaluation.default_eval_seed(config.seed) if seed is None else int(seed)
+    seed = default_eval_seed(config.seed) if seed is None else int(seed)
     config = dataclasses.replace(config, max_path_length=protocol.max_path_length,
                                  sampling_mode="rollouts")
     results: dict[str, Any] = {
@@ -394,12 +396,12 @@ def evaluate_run(
         "env_kwargs": config.env_kwargs, "seed": seed, "checkpoint": checkpoint, "policies": {},
     }
     for label in [algo_name] + (["random-init"] if random_init else []):
-        setup = evaluation.build_evaluation(config, make_algo, make_sample_processor,
+        setup = build_evaluation(config, make_algo, make_sample_processor,
                                             protocol.meta_batch_size, seed,
                                             protocol.adaptation_episodes, executor)
         try:
             if label == algo_name:
-                results["checkpoint_itr"] = evaluation.restore_run(run_dir, setup.algo,
+                results["checkpoint_itr"] = restore_run(run_dir, setup.algo,
                                                                    setup.policy, checkpoint)
                 results["reward_function_version"] = getattr(
                     getattr(setup.env, "unwrapped", setup.env), "reward_function_version", None)

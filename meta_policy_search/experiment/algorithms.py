@@ -6,23 +6,15 @@ script's own choices, which the paper config leaves alone
 (:func:`~meta_policy_search.experiment.paper.script_fields`: any class outside
 ``configs``, hence this separate module). The registry
 (:mod:`~meta_policy_search.experiment.registry`) pairs each with its algorithm class, which
-:func:`~meta_policy_search.experiment.runner.make_algorithm` builds from the config's fields;
-the sample-processor builders of :mod:`~meta_policy_search.experiment.components` are
-re-exported here under their old paths.
+:func:`~meta_policy_search.experiment.runner.make_algorithm` builds from the config's fields.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from meta_policy_search.experiment.components import (  # noqa: F401 - re-exported
-    build_dice_sample_processor,
-    build_sample_processor,
-    resolved_horizon,
-)
-from meta_policy_search.experiment.configs import (  # noqa: F401 - MetaRLConfig re-exported
+from meta_policy_search.experiment.configs import (
     DiceMAMLConfig,
-    MetaRLConfig,
     PPOMAMLConfig,
     ProMPConfig,
     TRPOMAMLConfig,

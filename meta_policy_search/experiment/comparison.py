@@ -141,6 +141,7 @@ def format_steps(timesteps: float) -> str:
 def draw_comparison(curves: Sequence[Curve], reference: Sequence[ReferencePoint],
                     envs: Sequence[str], output: str, view: str = "reached") -> str:
     """Save :func:`comparison_figure` as the PNG ``output``; return ``output``."""
+    # matplotlib loads only when a figure is drawn
     import matplotlib.pyplot as plt
 
     fig = comparison_figure(curves, reference, envs, view)
@@ -171,6 +172,7 @@ def comparison_figure(curves: Sequence[Curve], reference: Sequence[ReferencePoin
     """
     if view not in VIEWS:
         raise ValueError(f"view {view!r}: expected one of {', '.join(VIEWS)}")
+    # matplotlib loads only when a figure is drawn
     import matplotlib
 
     matplotlib.use("Agg")

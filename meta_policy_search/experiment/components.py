@@ -2,9 +2,9 @@
 
 The seeds (:func:`derive_seeds`), the env, the policy, the sampler, the baseline and sample
 processor, and the Trainer's callbacks. :func:`~meta_policy_search.experiment.runner.run_experiment`
-(and :func:`~meta_policy_search.evaluation.build_evaluation`) call these; the meta-algorithm is
-built by :func:`~meta_policy_search.experiment.runner.make_algorithm` from the fields its settings
-class declares. Each
+(and :func:`~meta_policy_search.evaluation.setup.build_evaluation`) call these; the
+meta-algorithm is built by :func:`~meta_policy_search.experiment.runner.make_algorithm` from the
+fields its settings class declares. Each
 builder imports its component's module when called, so importing this one loads no TensorFlow.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from meta_policy_search.experiment.config_parsing import ConfigError
+from meta_policy_search.experiment.config_values import ConfigError
 from meta_policy_search.experiment.configs import MetaRLConfig
 
 

@@ -19,7 +19,6 @@ import dataclasses
 import datetime
 import functools
 import inspect
-import json
 import os
 import re
 import textwrap
@@ -28,28 +27,22 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from meta_policy_search.experiment.configs import (  # noqa: F401 - RESUME_CHANGEABLE re-exported
+from meta_policy_search.experiment.config_values import (
+    ConfigError,
+    coerce,
+    config_from_dict,
+    load_json,
+)
+from meta_policy_search.experiment.configs import (
     DEFAULT_MAX_PATH_LENGTH,
-    RESERVED_KEYS,
-    RESUME_CHANGEABLE,
     env_settings,
     validate_config,
 )
+from meta_policy_search.experiment.exit_codes import EPILOG
 from meta_policy_search.experiment.paper import paper_overrides
+from meta_policy_search.experiment.resume_parsing import parse_resumed
 from meta_policy_search.experiment.script_help import DefaultsOnceHelpFormatter, run_script_epilog
 from meta_policy_search.utils.serialization import atomic_write_json
-
-
-class ConfigError(ValueError):
-    """A bad command line or config file (scripts print it without a traceback).
-
-    Args:
-        messages: one message per problem; each is printed as its own ``error:`` line.
-    """
-
-    def __init__(self, *messages: str) -> None:
-        super().__init__("\n".join(messages))
-        self.messages = tuple(messages)
 
 
 @functools.cache
@@ -101,127 +94,12 @@ def plain_text(doc: str) -> str:
     return _EMPHASIS.sub(r"\1", _LITERAL.sub(r"\1", doc))
 
 
-def _coerce(name: str, value: Any, annotation: Any, from_cli: bool) -> Any:
-    """Convert ``value`` (a JSON value, or a string if ``from_cli``) to the field's type."""
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin in (typing.Union, types.UnionType):
-        if value is None or (from_cli and str(value).lower() in ("none", "null")):
-            return None
-        inner = [a for a in args if a is not type(None)]
-        return _coerce(name, value, inner[0], from_cli)
-    expected = getattr(annotation, "__name__", str(annotation))
-    if from_cli and annotation is not str:
-        text = value
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            if origin is tuple:
-                value = [v.strip() for v in text.strip("()[]").split(",") if v.strip()]
-            elif annotation is bool and text.lower() in ("true", "false", "yes", "no"):
-                value = text.lower() in ("true", "yes")
-            elif annotation is float and _is_float(text):
-                value = float(text)  # "inf", "nan": parsed so the validator names them
-            else:
-                raise ConfigError(f"--{name}: cannot parse {text!r} as {expected}") from None
-        if origin is tuple and not isinstance(value, list):
-            value = [value]  # "--hidden_sizes 64" is a one-layer network
-    if annotation is bool and isinstance(value, (bool, int)) and value in (0, 1):
-        return bool(value)
-    if annotation is int and isinstance(value, (int, float)) and not isinstance(value, bool):
-        if float(value).is_integer():
-            return int(value)
-    if annotation is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if annotation is str and isinstance(value, str):
-        return value
-    if origin is tuple and isinstance(value, (list, tuple)):
-        item_type = args[0] if args else Any
-        if item_type is Any:
-            return tuple(value)
-        return tuple(_coerce(name, v, item_type, from_cli and isinstance(v, str)) for v in value)
-    if (annotation is dict or origin is dict) and isinstance(value, dict):
-        return dict(value)
-    raise ConfigError(f"{name}: expected {expected}, got {value!r}")
-
-
-def _is_float(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def upgrade_legacy_params(values: dict[str, Any]) -> dict[str, Any]:
-    """``values`` (a ``params.json`` or config file) with the keys of older versions renamed.
-
-    ``parallel`` (true/false) was a second switch for the executor: without an ``executor`` (or
-    with ``executor`` null) it becomes ``executor`` ``parallel``/``iterative``; with one it is
-    dropped (``executor`` already overrode it). A null ``executor`` alone is dropped (the config
-    class's default). The one place that maps old runs, so they still resume and meta-test.
-
-    Returns:
-        A new dict; ``values`` is not changed.
-    """
-    values = dict(values)
-    if "parallel" in values:
-        parallel = values.pop("parallel")
-        if values.get("executor") is None:
-            values["executor"] = "parallel" if parallel else "iterative"
-    elif "executor" in values and values["executor"] is None:
-        del values["executor"]  # null meant "as parallel says": the config class's default
-    return values
-
-
-def config_from_dict(
-    config_cls: type, values: dict[str, Any], base: Any = None, source: str | None = None
-) -> Any:
-    """Build a config from ``values``, starting from ``base`` (default: the dataclass defaults).
-
-    Args:
-        config_cls: the config dataclass.
-        values: field name -> JSON value (lists become tuples, ints become floats, ...).
-            Keys in :data:`RESERVED_KEYS` are ignored; older keys are mapped by
-            :func:`upgrade_legacy_params`.
-        base: a ``config_cls`` instance whose values ``values`` override.
-        source: the file ``values`` came from, named in error messages.
-
-    Returns:
-        A ``config_cls`` instance.
-
-    Raises:
-        ValueError: on a key that is not a field (naming it) or a value of the wrong type.
-    """
-    values = upgrade_legacy_params(values)
-    hints = typing.get_type_hints(config_cls)
-    names = [f.name for f in dataclasses.fields(config_cls)]
-    where = f"{source}: " if source else ""
-    unknown = sorted(set(values) - set(names) - set(RESERVED_KEYS))
-    if unknown:
-        raise ConfigError(
-            f"{where}unknown config key(s) {unknown} for {config_cls.__name__}; valid keys: "
-            f"{names}"
-        )
-    try:
-        converted = {
-            key: _coerce(key, value, hints[key], from_cli=False)
-            for key, value in values.items()
-            if key in names
-        }
-    except ConfigError as error:
-        raise ConfigError(f"{where}{error}") from None
-    base = config_cls() if base is None else base
-    return dataclasses.replace(base, **converted)
-
-
 def make_parser(config_cls: type, description: str | None = None) -> argparse.ArgumentParser:
     """An argparse parser with ``--config_file``, ``--resume``, ``--overwrite`` and one
     ``--<field>`` per field; the exit-status contract is its epilog.
 
     Flags left out are not set (``argparse.SUPPRESS``), so they do not override a config file.
     """
-    from meta_policy_search.experiment.exit_codes import EPILOG  # it imports this module
-
     parser = argparse.ArgumentParser(
         description=plain_text(description or config_cls.__doc__ or ""),
         epilog=f"{run_script_epilog()} {EPILOG}",
@@ -306,14 +184,12 @@ def parse_command_line(
     if unknown:
         raise ConfigError(f"unknown command-line argument(s) {unknown}")
     hints = typing.get_type_hints(config_cls)
-    cli = {k: _coerce(k, v, hints[k], from_cli=True)
+    cli = {k: coerce(k, v, hints[k], from_cli=True)
            for k, v in vars(args).items() if k not in ("config_file", "resume", "overwrite")}
     file_values = load_json(args.config_file) if args.config_file else {}
     if args.resume:
-        # Imported here: resume_parsing builds on this module.
-        from meta_policy_search.experiment.resume_parsing import parse_resumed
-
-        parsed = parse_resumed(config_cls, cli, file_values, args.config_file)
+        resumed = parse_resumed(config_cls, cli, file_values, args.config_file)
+        parsed = ParsedCommandLine(resumed.config, True, resumed.paper_entry, resumed.changes)
     else:
         config, entry = _paper_config_base(config_cls, algo_name, [cli, file_values])
         if file_values:
@@ -347,7 +223,7 @@ def _paper_config_base(
     def chosen(name: str) -> Any:
         for layer in layers:
             if name in layer:
-                return _coerce(name, layer[name], hints[name], from_cli=False)
+                return coerce(name, layer[name], hints[name], from_cli=False)
         return getattr(defaults, name)
 
     if not chosen("paper_config"):
@@ -356,24 +232,6 @@ def _paper_config_base(
     if entry is None:
         return defaults, None
     return config_from_dict(config_cls, entry["applied"], base=defaults), entry
-
-
-def load_json(path: str) -> dict[str, Any]:
-    """Read a JSON object from ``path``.
-
-    Raises:
-        ConfigError: naming ``path`` if it cannot be read, is not JSON or not a JSON object.
-    """
-    try:
-        with open(path, encoding="utf-8") as f:
-            values = json.load(f)
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read it ({error.strerror or error})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{path}: not valid JSON ({error})") from None
-    if not isinstance(values, dict):
-        raise ConfigError(f"{path}: expected a JSON object of config keys, got {type(values)}")
-    return values
 
 
 def resolve_config(config: Any, algo_name: str) -> Any:
@@ -432,11 +290,3 @@ def write_params(
     atomic_write_json(path, config_to_dict(config, algo_name, paper_config_entry))
     return path
 
-
-def __getattr__(name: str) -> Any:
-    """``check_resume_changes`` under its old path (its module imports this one)."""
-    if name == "check_resume_changes":
-        from meta_policy_search.experiment import resume_parsing
-
-        return resume_parsing.check_resume_changes
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

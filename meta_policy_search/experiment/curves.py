@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from meta_policy_search.experiment.config_parsing import upgrade_legacy_params
+from meta_policy_search.experiment.config_values import upgrade_legacy_params
 from meta_policy_search.experiment.configs import RESUME_CHANGEABLE
 from meta_policy_search.experiment.paper import (
     FIGURE_BATCHES,
@@ -59,7 +59,7 @@ MISSING_PARAMS_MEAN: dict[str, Any] = {
 what those versions ran (the behaviour before the field existed). Keys that older files lack and
 that do not distinguish configurations are in :data:`IGNORED_PARAMS`; the old ``parallel``
 switch is renamed by
-:func:`~meta_policy_search.experiment.config_parsing.upgrade_legacy_params`."""
+:func:`~meta_policy_search.experiment.config_values.upgrade_legacy_params`."""
 
 
 
@@ -186,7 +186,7 @@ def normalized_params(params: dict) -> dict:
     """A ``params.json`` in today's spelling, for comparing runs of different versions.
 
     ``parallel`` becomes ``executor``
-    (:func:`~meta_policy_search.experiment.config_parsing.upgrade_legacy_params`), and a field
+    (:func:`~meta_policy_search.experiment.config_values.upgrade_legacy_params`), and a field
     of the run's algorithm that the file lacks gets the value of :data:`MISSING_PARAMS_MEAN`
     (``oracle`` missing is ``oracle`` false). A file without a registered ``algo`` (e.g. the
     original code's runs) is returned as it is.

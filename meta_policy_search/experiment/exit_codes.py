@@ -29,7 +29,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from meta_policy_search.experiment.config_parsing import ConfigError
+from meta_policy_search.experiment.config_values import ConfigError
 from meta_policy_search.utils.disk_space import is_disk_full
 
 EXIT_DONE = 0

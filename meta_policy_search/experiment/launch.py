@@ -144,9 +144,11 @@ class RayLauncher:
         Raises:
             ImportError: if Ray is not installed.
         """
+        # the sampling stack (numpy, gymnasium) loads only for a Ray launch
         from meta_policy_search.samplers.ray_executor import ensure_ray_initialized
 
         self.ray = ensure_ray_initialized(ray_address)
+        # Ray is optional: loaded only for a Ray launch
         from ray import cloudpickle
 
         # Ray workers cannot import this file (experiments/ is not a package): ship it by value.

@@ -413,12 +413,18 @@ def _promp_cell(env: str) -> str:
     return f"{steps} / fixed {penalty}"
 
 
-def paper_config_table_rst() -> str:
+def paper_config_table_rst(defaults: Any) -> str:
     """The per-environment settings as a reStructuredText list-table (built into the docs).
 
     Columns: environment, ``H``, ``inner_lr``, inner steps ``K``, hidden sizes, ProMP's PPO steps
     and inner KL penalty, sampling mode, note. Environments the paper did not run get their
     horizon and the config defaults.
+
+    Args:
+        defaults: ProMP's default config
+            (:class:`~meta_policy_search.experiment.configs.ProMPConfig` ``()``), which fills the
+            rows of the environments the paper did not run. Passed in because the config classes
+            read this module's horizons.
 
     Returns:
         The table, ready for ``.. include::``.
@@ -432,14 +438,12 @@ def paper_config_table_rst() -> str:
                      _per_algo(env, "num_inner_grad_steps"), _per_algo(env, "hidden_sizes"),
                      _promp_cell(env), _per_algo(env, "sampling_mode"),
                      data["paper"][env].get("note", "")])
-    from meta_policy_search.experiment.configs import ProMPConfig  # imports this module
-
-    default = ProMPConfig()
-    promp_default = f"{default.num_ppo_steps} / fixed {_format_value(default.init_inner_kl_penalty)}"
+    promp_default = (f"{defaults.num_ppo_steps} / fixed "
+                     f"{_format_value(defaults.init_inner_kl_penalty)}")
     for env, entry in data["not_in_paper"].items():
-        rows.append([f"``{env}``", str(entry["max_path_length"]), f"{default.inner_lr:g}",
-                     str(default.num_inner_grad_steps), _format_value(list(default.hidden_sizes)),
-                     promp_default, default.sampling_mode,
+        rows.append([f"``{env}``", str(entry["max_path_length"]), f"{defaults.inner_lr:g}",
+                     str(defaults.num_inner_grad_steps), _format_value(list(defaults.hidden_sizes)),
+                     promp_default, defaults.sampling_mode,
                      f"not in the paper: config defaults; H: {entry.get('note', '')}"])
     lines = [".. list-table::", "   :header-rows: 1", "   :widths: auto", ""]
     for row in [header, *rows]:

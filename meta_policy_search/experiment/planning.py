@@ -16,6 +16,7 @@ from typing import Any
 from meta_policy_search.experiment.config_parsing import config_to_dict, parse_config, resolve_config
 from meta_policy_search.experiment.paper import paper_metric, timesteps_per_iteration
 from meta_policy_search.experiment.registry import Algorithm
+from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,6 +70,4 @@ def plan_run(algo: Algorithm, env: str, seed: int, run_dir: str, timesteps: floa
 def has_checkpoint(run_dir: str) -> bool:
     """Whether ``run_dir/checkpoints`` holds a checkpoint that verifies, found as a resume finds
     it (:func:`~meta_policy_search.utils.checkpoint_lookup.find_checkpoint`), without TensorFlow."""
-    from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
-
     return find_checkpoint(os.path.join(run_dir, "checkpoints")).path is not None

@@ -4,11 +4,11 @@ One place for the mapping that ``reproduce.py`` (which script runs ``lvc_vpg``?)
 (which paper curve belongs to a run's ``params.json``?), ``meta_testing.py`` and
 ``gradient_variance.py`` (which config class and ``make_algo`` rebuild a run?) and the run
 scripts (which entry does ``promp_run_mujoco.py`` pass to
-:func:`~meta_policy_search.experiment.runner.run_algorithm`?) look up by name. Data: apart from
-:func:`run_script`, kept for callers of the old entry point, nothing here parses or forwards a
-command line. An algorithm is its meta-algorithm class, a run config class (the class's settings,
-declared once in its ``meta_algos/*_settings.py``, on top of the shared run settings:
-:mod:`~meta_policy_search.experiment.algorithms`) and a sample-processor builder
+:func:`~meta_policy_search.experiment.runner.run_algorithm`?) look up by name. Data: nothing
+here parses or forwards a command line. An algorithm is its meta-algorithm class, a run config
+class (the class's settings, declared once in its ``meta_algos/*_settings.py``, on top of the
+shared run settings: :mod:`~meta_policy_search.experiment.algorithms`) and a sample-processor
+builder
 (:mod:`~meta_policy_search.experiment.components`, or the runner's for TRPO-MAML) plus config
 overrides; one builder, :func:`~meta_policy_search.experiment.runner.make_algorithm`, builds every
 class from its config. LVC-VPG is VPG-MAML with ``--inner_type likelihood_ratio``, so its runs
@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from meta_policy_search.experiment import algorithms as alg
@@ -35,10 +35,6 @@ from meta_policy_search.experiment import runner as build
 from meta_policy_search.experiment.components import (
     build_dice_sample_processor,
     build_sample_processor,
-)
-from meta_policy_search.experiment.runner import (  # noqa: F401 - run_experiment re-exported
-    run_algorithm,
-    run_experiment,
 )
 
 ALGORITHMS_PACKAGE = "meta_policy_search.meta_algos"
@@ -138,17 +134,6 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
               alg.VPGDiceRunConfig, build_dice_sample_processor),
 )}
 """Registry name -> :class:`Algorithm`."""
-
-
-def run_script(name: str, argv: Sequence[str] | None = None, config_cls: type | None = None) -> str:
-    """``run_algorithm(get_algorithm(name), argv, config_cls)``: train algorithm ``name`` from
-    command-line arguments (the run scripts call
-    :func:`~meta_policy_search.experiment.runner.run_algorithm` themselves).
-
-    Returns:
-        The run directory.
-    """
-    return run_algorithm(get_algorithm(name), argv, config_cls)
 
 
 def get_algorithm(name: str) -> Algorithm:

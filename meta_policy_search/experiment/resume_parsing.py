@@ -2,10 +2,11 @@
 change.
 
 :func:`~meta_policy_search.experiment.config_parsing.parse_command_line` hands a ``--resume``
-command line to :func:`parse_resumed`: the run's stored config replaces the class defaults and
-the paper config, the config file and flags apply on top, and :func:`check_resume_changes`
-refuses any change outside :data:`~meta_policy_search.experiment.configs.RESUME_CHANGEABLE`, so
-that a resumed run replays the stored one. A fresh run never reaches this module.
+command line to :func:`parse_resumed` (this module sits below it and does not import it): the
+run's stored config replaces the class defaults and the paper config, the config file and flags
+apply on top, and :func:`check_resume_changes` refuses any change outside
+:data:`~meta_policy_search.experiment.configs.RESUME_CHANGEABLE`, so that a resumed run replays
+the stored one. A fresh run never reaches this module.
 """
 
 from __future__ import annotations
@@ -13,20 +14,26 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from typing import Any
+from typing import Any, NamedTuple
 
-from meta_policy_search.experiment.config_parsing import (
-    ConfigError,
-    ParsedCommandLine,
-    config_from_dict,
-    load_json,
-)
+from meta_policy_search.experiment.config_values import ConfigError, config_from_dict, load_json
 from meta_policy_search.experiment.configs import RESUME_CHANGEABLE
+
+
+class ResumedConfig(NamedTuple):
+    """What :func:`parse_resumed` read for a ``--resume`` command line."""
+
+    config: Any
+    """The stored config with the config file and flags on top (not yet validated)."""
+    paper_entry: dict[str, Any] | None
+    """The paper entry the run's ``params.json`` recorded."""
+    changes: tuple[str, ...]
+    """The changed fields (:func:`check_resume_changes`)."""
 
 
 def parse_resumed(
     config_cls: type, cli: dict[str, Any], file_values: dict[str, Any], config_file: str | None
-) -> ParsedCommandLine:
+) -> ResumedConfig:
     """The config of a resumed run: its ``params.json``, then the config file, then the flags.
 
     Args:
@@ -36,8 +43,8 @@ def parse_resumed(
         config_file: its path, named in error messages.
 
     Returns:
-        The config (not yet validated), ``resume=True``, the paper entry the run's
-        ``params.json`` recorded and the changed fields (:func:`check_resume_changes`).
+        The config (not yet validated), the paper entry the run's ``params.json`` recorded and
+        the changed fields.
 
     Raises:
         ConfigError: without ``--dump_path`` or a ``params.json`` in it, on a bad stored or
@@ -56,7 +63,7 @@ def parse_resumed(
     config = config_from_dict(config_cls, file_values, base=stored, source=config_file)
     config = dataclasses.replace(config, **cli)
     changes = check_resume_changes(stored, config, params_path)
-    return ParsedCommandLine(config, True, stored_values.get("paper_config_entry"), changes)
+    return ResumedConfig(config, stored_values.get("paper_config_entry"), changes)
 
 
 def check_resume_changes(stored: Any, requested: Any, params_path: str) -> tuple[str, ...]:

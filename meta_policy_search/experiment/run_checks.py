@@ -7,7 +7,7 @@ were validated when the command line was parsed
 :func:`check_run_dir`, which also says whether a ``--resume`` has anything left to do. All of
 this runs before TensorFlow is loaded, except :func:`check_checkpoint_tensors`, the last check of
 a resume (it reads the checkpoint's tensors). Every problem is a
-:class:`~meta_policy_search.experiment.config_parsing.ConfigError`, which the scripts print as
+:class:`~meta_policy_search.experiment.config_values.ConfigError`, which the scripts print as
 one ``error:`` line per problem with exit status 2.
 """
 
@@ -17,24 +17,24 @@ import csv
 import dataclasses
 import json
 import os
+import shutil
 import sys
 import tempfile
 import typing
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from meta_policy_search.experiment.config_parsing import (  # noqa: F401 - re-exported
-    ConfigError,
-    ParsedCommandLine,
-    parse_command_line,
-    resolve_config,
+from meta_policy_search.best_checkpoint import best_checkpoint_dir
+from meta_policy_search.experiment.config_values import ConfigError
+from meta_policy_search.experiment.configs import ENV_SPEC_SEPARATOR
+from meta_policy_search.experiment.run_lock import check_run_owner
+from meta_policy_search.utils.checkpoint_lookup import (
+    CheckpointError,
+    CheckpointLookup,
+    checkpoint_dirs,
+    checkpoint_name_iteration,
+    find_checkpoint,
+    verify_tf_checkpoint,
 )
-from meta_policy_search.experiment.configs import (  # noqa: F401 - re-exported
-    ENV_SPEC_SEPARATOR,
-    validate_config,
-)
-
-if TYPE_CHECKING:
-    from meta_policy_search.utils.checkpoint_lookup import CheckpointLookup
 
 
 def exit_with_config_error(error: ConfigError) -> typing.NoReturn:
@@ -65,6 +65,7 @@ def check_env(env: str, env_kwargs: dict[str, Any]) -> None:
     Raises:
         ConfigError: naming the env or its arguments and what was wrong.
     """
+    # gymnasium and numpy load only when an env is checked, not for the directory checks
     from meta_policy_search.envs.metaworld_envs import import_metaworld, is_metaworld_env_name
 
     if ENV_SPEC_SEPARATOR in env:
@@ -143,10 +144,6 @@ def check_run_dir(
     Raises:
         ConfigError: one message saying what is wrong and what to do.
     """
-    from meta_policy_search.best_checkpoint import best_checkpoint_dir
-    from meta_policy_search.experiment.run_lock import check_run_owner
-    from meta_policy_search.utils.checkpoint_lookup import checkpoint_dirs, find_checkpoint
-
     check_writable_dir(dump_path, "--dump_path")
     check_run_owner(dump_path)
     if overwrite and resume:
@@ -206,9 +203,6 @@ def existing_run(dump_path: str, lookup: CheckpointLookup | None = None) -> str:
         lookup: its :func:`~meta_policy_search.utils.checkpoint_lookup.find_checkpoint` of
             ``checkpoints/`` if already made.
     """
-    from meta_policy_search.best_checkpoint import best_checkpoint_dir
-    from meta_policy_search.utils.checkpoint_lookup import checkpoint_dirs, find_checkpoint
-
     if lookup is None:
         lookup = find_checkpoint(os.path.join(dump_path, "checkpoints"))
     found = []
@@ -263,8 +257,6 @@ def check_checkpoint_tensors(run_dir: RunDir) -> None:
     Raises:
         ConfigError: naming the unreadable file.
     """
-    from meta_policy_search.utils.checkpoint_lookup import CheckpointError, verify_tf_checkpoint
-
     for path in (run_dir.checkpoint_path, run_dir.best_checkpoint_path):
         if path is None:
             continue
@@ -281,12 +273,6 @@ def check_unchanged(run_dir: RunDir) -> None:
     Raises:
         ConfigError: if the checkpoint changed, saying to run the command again.
     """
-    from meta_policy_search.utils.checkpoint_lookup import (
-        checkpoint_dirs,
-        checkpoint_name_iteration,
-        find_checkpoint,
-    )
-
     names = tuple(checkpoint_dirs(run_dir.checkpoint_dir))
     if names != run_dir.checkpoint_names:
         lookup = find_checkpoint(run_dir.checkpoint_dir)
@@ -312,8 +298,6 @@ def remove_training_outputs(dump_path: str) -> list[str]:
     Returns:
         The names deleted.
     """
-    import shutil
-
     removed = []
     for name in sorted(os.listdir(dump_path)) if os.path.isdir(dump_path) else []:
         path = os.path.join(dump_path, name)
@@ -343,6 +327,7 @@ def make_run_dir(dump_path: str) -> None:
 
 def _check_env_kwargs(env: str, env_kwargs: dict[str, Any]) -> None:
     """Build the env once (no TensorFlow needed) so that bad ``env_kwargs`` fail early."""
+    # gymnasium and numpy load only when an env is checked, not for the directory checks
     from meta_policy_search.envs import make_env
 
     try:
@@ -362,6 +347,7 @@ def _check_user_env(env: str, env_kwargs: dict[str, Any]) -> None:
     The working directory is searched for the module too
     (:func:`~meta_policy_search.envs.env_spec.search_working_directory`).
     """
+    # gymnasium and numpy load only when an env is checked, not for the directory checks
     from meta_policy_search.envs.env_spec import (
         EnvSpecError,
         load_env_class,
@@ -374,6 +360,7 @@ def _check_user_env(env: str, env_kwargs: dict[str, Any]) -> None:
     except EnvSpecError as error:
         raise ConfigError(f"--env {env}: {error.reason}") from None
     try:
+        # gymnasium and numpy load only when an env is checked, not for the directory checks
         from meta_policy_search.envs import make_env
 
         make_env(env, **env_kwargs).close()
@@ -424,11 +411,3 @@ def check_writable_dir(path: str, flag: str) -> None:
             f"{flag} {path}: cannot write in {existing} ({error.strerror or error})"
         ) from None
 
-
-def __getattr__(name: str) -> Any:
-    """``prepare_run`` and ``PreparedRun`` under their old path (their module imports this one)."""
-    if name in ("prepare_run", "PreparedRun"):
-        from meta_policy_search.experiment import runner
-
-        return getattr(runner, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

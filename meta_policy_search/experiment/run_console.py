@@ -20,30 +20,29 @@ def _shown_path(path: str) -> str:
     return os.path.abspath(path) if relative.startswith(os.pardir) else relative
 
 
-def run_script_path(algo_name: str) -> str:
-    """The run script of this process: the ``__main__`` file when it is one of ``experiments/``,
-    else (a run started from Python) the registry's script of ``algo_name``."""
-    from meta_policy_search.experiment.registry import EXPERIMENTS_DIR, algorithm_for_run_name
-
+def run_script_path(script_path: str) -> str:
+    """The run script of this process: the ``__main__`` file when it lies beside ``script_path``
+    in ``experiments/`` (``gradient_variance.py`` training a run), else ``script_path`` (the
+    registry's script of the run, for a run started from Python or its own script)."""
     main_file = getattr(sys.modules.get("__main__"), "__file__", None)
-    if main_file and os.path.dirname(os.path.realpath(main_file)) == os.path.realpath(
-            EXPERIMENTS_DIR):
+    if main_file and os.path.dirname(os.path.realpath(main_file)) == os.path.dirname(
+            os.path.realpath(script_path)):
         return main_file
-    return algorithm_for_run_name(algo_name).script_path
+    return script_path
 
 
-def follow_up_commands(run_dir: str, algo_name: str) -> dict[str, str]:
+def follow_up_commands(run_dir: str, script_path: str) -> dict[str, str]:
     """The commands that resume, plot and meta-test the run in ``run_dir``.
 
     Args:
         run_dir: the run directory (``--dump_path``).
-        algo_name: the run's ``algo`` (its script when not started from one).
+        script_path: the registry's run script of the run (:func:`run_script_path`).
 
     Returns:
         ``{"resume": ..., "plot": ..., "meta-test": ...}``, each one shell line.
     """
     python = shlex.quote(_shown_path(sys.executable))
-    script = run_script_path(algo_name)
+    script = run_script_path(script_path)
     experiments = os.path.dirname(script)
     directory = shlex.quote(_shown_path(run_dir))
     png = shlex.quote(_shown_path(os.path.join(run_dir, "learning_curves.png")))
@@ -58,16 +57,16 @@ def follow_up_commands(run_dir: str, algo_name: str) -> dict[str, str]:
     }
 
 
-def announce_run_dir(run_dir: str, algo_name: str, state: str) -> None:
+def announce_run_dir(run_dir: str, script_path: str, state: str) -> None:
     """Print the run directory and :func:`follow_up_commands` to stdout.
 
     Args:
         run_dir: the run directory.
-        algo_name: the run's ``algo``.
+        script_path: the registry's run script of the run.
         state: what the run is doing, e.g. ``"started"`` or ``"finished"``, shown in the first
             line.
     """
     lines = [f"Run directory ({state}): {_shown_path(run_dir)}"]
     lines += [f"  {name + ':':<10} {command}"
-              for name, command in follow_up_commands(run_dir, algo_name).items()]
+              for name, command in follow_up_commands(run_dir, script_path).items()]
     print("\n".join(lines), flush=True)

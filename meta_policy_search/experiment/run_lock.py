@@ -5,7 +5,7 @@ exits. The lock is ``flock(2)``'s: the kernel releases it when the owning proces
 it dies (SIGKILL included), so a killed run never leaves a stale lock behind; the file itself
 stays and only records the last owner's pid and host. A second process on the same directory
 (another run script, ``reproduce.py`` relaunching the run, a scheduler's retry) finds the lock
-held and stops with a :class:`~meta_policy_search.experiment.config_parsing.ConfigError` naming
+held and stops with a :class:`~meta_policy_search.experiment.config_values.ConfigError` naming
 the owner, before it reads or writes anything else there. Two writers on one run directory
 otherwise delete each other's in-progress checkpoints and interleave their ``progress.csv`` rows.
 
@@ -22,7 +22,7 @@ import os
 import socket
 import time
 
-from meta_policy_search.experiment.config_parsing import ConfigError
+from meta_policy_search.experiment.config_values import ConfigError
 from meta_policy_search.utils.disk_space import DiskFullError, disk_full_as_error
 
 LOCK_FILE = "run.lock"

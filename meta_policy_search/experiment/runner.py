@@ -21,8 +21,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from meta_policy_search.experiment.components import (  # noqa: F401 - re-exported
-    build_baseline,
+from meta_policy_search.experiment.components import (
     build_callbacks,
     build_dice_sample_processor,
     build_env,
@@ -32,41 +31,25 @@ from meta_policy_search.experiment.components import (  # noqa: F401 - re-export
     derive_seeds,
     resolved_horizon,
 )
-from meta_policy_search.experiment.config_parsing import (  # noqa: F401 - re-exported
-    ConfigError,
+from meta_policy_search.experiment.config_parsing import (
     ParsedCommandLine,
-    config_from_dict,
-    config_to_dict,
-    field_docs,
-    load_json,
-    make_parser,
     parse_command_line,
-    parse_config,
     resolve_config,
     write_params,
 )
-from meta_policy_search.experiment.configs import (  # noqa: F401 - re-exported
-    DEFAULT_MAX_PATH_LENGTH,
-    ENV_SETTINGS,
-    RESERVED_KEYS,
-    DiceMAMLConfig,
+from meta_policy_search.experiment.config_values import ConfigError
+from meta_policy_search.experiment.configs import (
     MetaRLConfig,
-    PPOMAMLConfig,
-    ProMPConfig,
-    TRPOMAMLConfig,
-    VPGMAMLConfig,
 )
 from meta_policy_search.experiment.exit_codes import mark_failure
 from meta_policy_search.experiment.paper import describe_paper_entry
 from meta_policy_search.experiment.provenance import record_launch
-from meta_policy_search.experiment.run_checks import (  # noqa: F401 - re-exported
-    ConfigExit,
+from meta_policy_search.experiment.run_checks import (
     RunDir,
     check_checkpoint_tensors,
     check_env,
     check_run_dir,
     check_unchanged,
-    check_writable_dir,
     existing_run,
     exit_with_config_error,
     make_run_dir,
@@ -76,6 +59,9 @@ from meta_policy_search.experiment.run_console import announce_run_dir
 from meta_policy_search.experiment.run_lock import acquire_run_lock
 from meta_policy_search.meta_algos import inner_step_settings  # standard library only
 from meta_policy_search.meta_algos.outer_step_settings import settings_class
+from meta_policy_search.meta_trainer import Trainer
+from meta_policy_search.utils import logger
+from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
 from meta_policy_search.utils.disk_space import is_disk_full
 from meta_policy_search.utils.quiet_tf import import_tensorflow
 
@@ -189,7 +175,8 @@ def run_algorithm(
     # them first on its command line; flags after them may still change them.
     argv = algorithm.flags() + list(sys.argv[1:] if argv is None else argv)
     return run_experiment(config_cls or algorithm.config_cls, algorithm.run_name,
-                          algorithm.make_algo, algorithm.make_sample_processor, argv=argv)
+                          algorithm.make_algo, algorithm.make_sample_processor, argv=argv,
+                          script_path=algorithm.script_path)
 
 
 def run_experiment(
@@ -199,6 +186,8 @@ def run_experiment(
     make_sample_processor: Callable[[Any], Any] = build_sample_processor,
     argv: Sequence[str] | None = None,
     make_callbacks: Callable[[Any], Sequence[Any]] | None = None,
+    *,
+    script_path: str,
 ) -> str:
     """Parse the command line, build everything, train, and return the run directory.
 
@@ -215,6 +204,9 @@ def run_experiment(
         argv: command-line arguments (default ``sys.argv[1:]``).
         make_callbacks: ``make_callbacks(config)`` returns the Trainer's ``callbacks`` (e.g.
             :class:`~meta_policy_search.gradient_variance.GradientVarianceCallback`).
+        script_path: the run script that resumes the run (the registry entry's
+            :attr:`~meta_policy_search.experiment.registry.Algorithm.script_path`), shown in the
+            printed commands.
 
     Returns:
         The run directory (``config.dump_path``). ``--resume`` of a run that already completed
@@ -274,7 +266,7 @@ def run_experiment(
         return prepared.config.dump_path
     assert run_lock is not None
     run_dir = prepared.config.dump_path
-    announce_run_dir(run_dir, algo_name, "resumed" if prepared.parsed.resume else "started")
+    announce_run_dir(run_dir, script_path, "resumed" if prepared.parsed.resume else "started")
     finished = False
     try:
         run_dir = _train(prepared, algo_name, make_algo, make_sample_processor, make_callbacks)
@@ -285,7 +277,7 @@ def run_experiment(
                      _resume_hint(error, run_dir))
         raise
     finally:
-        announce_run_dir(run_dir, algo_name, "finished" if finished else "stopped before the end")
+        announce_run_dir(run_dir, script_path, "finished" if finished else "stopped before the end")
         run_lock.release()
 
 
@@ -293,8 +285,6 @@ def _resume_hint(error: BaseException, dump_path: str) -> str:
     """What to do once the cause of a full disk is fixed, from what the run directory holds."""
     if not is_disk_full(error):
         return ""
-    from meta_policy_search.utils.checkpoint_lookup import find_checkpoint
-
     if find_checkpoint(os.path.join(dump_path, "checkpoints")).path is not None:
         return "; the run stays resumable: free some space, then continue it with --resume"
     if existing_run(dump_path):
@@ -315,10 +305,6 @@ def _train(
     config, parsed, resume = prepared.config, prepared.parsed, prepared.parsed.resume
     checkpoint_dir = prepared.run_dir.checkpoint_dir
     tf = import_tensorflow()  # after every check: a bad flag fails in well under a second
-
-    from meta_policy_search.meta_trainer import Trainer
-    from meta_policy_search.utils import logger
-
     logger.configure(dir=config.dump_path, format_strs=list(config.log_formats),
                      snapshot_mode="none", append=resume, keep_through=prepared.last_itr)
     if not resume or parsed.resume_changes:

@@ -7,9 +7,8 @@ TensorFlow is imported lazily so that sampler workers can use
 :mod:`meta_policy_search.policies.numpy_policy` without loading it.
 """
 
-from typing import Any
-
 from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
+from meta_policy_search.utils.lazy import lazy_getattr
 
 _LAZY = {
     "DiagonalGaussian": "meta_policy_search.policies.distributions",
@@ -21,9 +20,4 @@ _LAZY = {
 __all__ = ["NumpyGaussianMLP", *_LAZY]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -41,8 +41,9 @@ class MetaGaussianMLPPolicy(GaussianMLPPolicy):
     ) -> None:
         self.meta_batch_size = check_positive_int("meta_batch_size", meta_batch_size)
         super().__init__(
-            obs_dim, action_dim, hidden_sizes, learn_std, init_std, min_std,
-            hidden_nonlinearity, seed, dtype,
+            obs_dim=obs_dim, action_dim=action_dim, hidden_sizes=hidden_sizes,
+            learn_std=learn_std, init_std=init_std, min_std=min_std,
+            hidden_nonlinearity=hidden_nonlinearity, seed=seed, dtype=dtype,
         )
         self._task_params: dict[str, np.ndarray] | None = None
 

@@ -80,7 +80,7 @@ class DiceSampleProcessor(MetaSampleProcessor):
                 f"LinearTimeBaseline), got {type(reward_baseline)}"
             )
         super().__init__(
-            baseline,
+            baseline=baseline,
             discount=discount,
             gae_lambda=gae_lambda,
             normalize_adv=normalize_adv,

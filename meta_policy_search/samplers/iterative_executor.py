@@ -98,6 +98,7 @@ class MetaIterativeEnvExecutor(WorkerPoolExecutor):
         quota: SamplingQuota,
     ) -> None:
         super().__init__(
-            InProcessTransport(env), env, meta_batch_size, envs_per_task, max_path_length,
-            seed=seed, quota=quota, num_workers=1, timeout=None, use_batched_env=use_batched_env,
+            transport=InProcessTransport(env), env=env, meta_batch_size=meta_batch_size,
+            envs_per_task=envs_per_task, max_path_length=max_path_length, seed=seed,
+            quota=quota, num_workers=1, timeout=None, use_batched_env=use_batched_env,
         )

@@ -13,6 +13,7 @@ from meta_policy_search.samplers.executor_base import check_tasks
 from meta_policy_search.samplers.iterative_executor import MetaIterativeEnvExecutor
 from meta_policy_search.samplers.parallel_executor import MetaParallelEnvExecutor
 from meta_policy_search.samplers.quota import DEFAULT_SAMPLING_MODE, make_quota
+from meta_policy_search.samplers.ray_executor import MetaRayEnvExecutor
 from meta_policy_search.samplers.rollout import space_dim
 from meta_policy_search.samplers.worker_pool import AUTO_TIMEOUT as AUTO_TIMEOUT
 from meta_policy_search.samplers.worker_pool import SamplerTimeout
@@ -241,8 +242,6 @@ class MetaSampler:
                 quota=self.quota,
             )
         elif self.executor_name == "ray":
-            from meta_policy_search.samplers.ray_executor import MetaRayEnvExecutor
-
             self.executor = MetaRayEnvExecutor(
                 *executor_args, seed=self.seed, num_actors=n_parallel, ray_address=ray_address,
                 timeout=timeout, quota=self.quota,

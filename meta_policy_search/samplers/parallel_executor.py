@@ -271,7 +271,8 @@ class MetaParallelEnvExecutor(WorkerPoolExecutor):
                                             "a worker")
         self._pipes = PipeTransport(env)
         super().__init__(
-            self._pipes, env, meta_batch_size, envs_per_task, max_path_length, seed=seed,
+            transport=self._pipes, env=env, meta_batch_size=meta_batch_size,
+            envs_per_task=envs_per_task, max_path_length=max_path_length, seed=seed,
             quota=quota, num_workers=self.n_parallel, timeout=timeout,
             use_batched_env=use_batched_env,
         )

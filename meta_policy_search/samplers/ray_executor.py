@@ -42,6 +42,7 @@ def import_ray() -> Any:
         ImportError: if Ray is not installed, with the command that installs it.
     """
     try:
+        # Ray is optional: loaded only when the Ray executor is used
         import ray
     except ImportError as error:
         raise ImportError(
@@ -86,10 +87,12 @@ class RolloutActor(RolloutWorker):
     """
 
     def __init__(self, env: Any, spec: WorkerSpec) -> None:
+        # Ray is optional: loaded only when the Ray executor is used
         from ray import cloudpickle
 
         blob = cloudpickle.dumps(env)
-        super().__init__(cloudpickle.loads(blob), spec, lambda: cloudpickle.loads(blob))
+        super().__init__(env=cloudpickle.loads(blob), spec=spec,
+                         copy_env=lambda: cloudpickle.loads(blob))
 
 
 class RayTransport:
@@ -128,6 +131,7 @@ class RayTransport:
 
     def wait(self, pending: Collection[int], timeout: float | None) -> list[tuple[int, WorkerReply]]:
         """Replies of the pending actors that are ready within ``min(timeout, _POLL_SECONDS)``."""
+        # Ray is optional: loaded only when the Ray executor is used
         from ray.exceptions import GetTimeoutError, ObjectLostError, RayActorError, RayTaskError
 
         ray = self._ray
@@ -241,7 +245,8 @@ class MetaRayEnvExecutor(WorkerPoolExecutor):
         self.num_actors = num_actors
         self._ray_transport = RayTransport(env, ray)
         super().__init__(
-            self._ray_transport, env, meta_batch_size, envs_per_task, max_path_length,
+            transport=self._ray_transport, env=env, meta_batch_size=meta_batch_size,
+            envs_per_task=envs_per_task, max_path_length=max_path_length,
             seed=seed, quota=quota, num_workers=num_actors, timeout=timeout,
         )
 

@@ -27,6 +27,8 @@ import tempfile
 import time
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from meta_policy_search.utils.checkpoint_lookup import (
     CHECKPOINT_PREFIX,
     INFO_FILE,
@@ -150,8 +152,6 @@ def restore_checkpoint(
 def _float_arrays(item: Any, name: str) -> list[tuple[str, Any]]:
     """``(label, array)`` of every float variable or array in ``item`` (nested dicts, lists,
     ``tf.Module`` s, variables, numpy arrays)."""
-    import numpy as np
-
     if isinstance(item, dict):
         return [pair for key, value in item.items() for pair in _float_arrays(value, f"{name}{key}.")]
     if isinstance(item, (list, tuple)):
@@ -170,8 +170,6 @@ def _float_arrays(item: Any, name: str) -> list[tuple[str, Any]]:
 
 
 def _all_finite(array: Any) -> bool:
-    import numpy as np
-
     return bool(np.all(np.isfinite(array)))
 
 

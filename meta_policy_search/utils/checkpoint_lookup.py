@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import os
 import pickle
 import re
 from typing import Any
+
+from meta_policy_search.utils.json_reading import read_json_object
+from meta_policy_search.utils.quiet_tf import import_tensorflow
 
 POINTER_FILE = "latest"
 """The pointer file: the name of the newest complete checkpoint, a hint (see above)."""
@@ -94,14 +96,9 @@ def verify_checkpoint(path: str) -> dict[str, Any]:
         CheckpointError: naming the first file that is missing, cut short or corrupt.
     """
     info_path = os.path.join(path, INFO_FILE)
-    try:
-        with open(info_path, encoding="utf-8") as f:
-            info = json.load(f)
-    except OSError as error:
-        raise CheckpointError(f"{info_path}: cannot read it ({error.strerror or error})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise CheckpointError(f"{info_path}: corrupt, not valid JSON ({error})") from None
-    itr = info.get("itr") if isinstance(info, dict) else None
+    info = read_json_object(info_path, CheckpointError, expected="a JSON object with 'itr'",
+                            invalid="corrupt, not valid JSON")
+    itr = info.get("itr")
     if isinstance(itr, bool) or not isinstance(itr, int) or itr < 0:
         raise CheckpointError(f"{info_path}: corrupt, no iteration number 'itr' in {info!r:.80}")
     files = info.get("files")
@@ -150,8 +147,6 @@ def verify_tf_checkpoint(path: str) -> None:
         CheckpointError: naming ``tf_state.index`` if the checkpoint cannot be opened, or its
             data file if a tensor cannot be read.
     """
-    from meta_policy_search.utils.quiet_tf import import_tensorflow
-
     tf = import_tensorflow()  # filtered start-up lines, as the run scripts import it
 
     prefix = os.path.join(path, TF_PREFIX)

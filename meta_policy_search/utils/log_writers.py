@@ -269,6 +269,7 @@ class TensorBoardOutputFormat(OutputFormat):
 def _drop_events_after(tf: Any, path: str, step: int) -> None:
     """Rewrite the event file ``path`` without its summaries at steps ``> step`` (and without a
     record truncated by a kill); leave it alone if there is nothing to drop."""
+    # TensorFlow loads only for the TensorBoard writer
     from tensorflow.core.util import event_pb2
 
     records, dropped = [], False

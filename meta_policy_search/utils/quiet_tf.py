@@ -45,6 +45,7 @@ def import_tensorflow() -> Any:
         return sys.modules["tensorflow"]
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if os.environ.get("META_POLICY_SEARCH_TF_LOGS"):
+        # this function is where TensorFlow gets imported, once its log level is set
         import tensorflow as tf
 
         return tf
@@ -53,6 +54,7 @@ def import_tensorflow() -> Any:
     with tempfile.TemporaryFile() as captured:
         os.dup2(captured.fileno(), 2)
         try:
+            # this function is where TensorFlow gets imported, once its log level is set
             import tensorflow as tf
 
             tf.config.list_physical_devices()  # the cuInit attempt happens here

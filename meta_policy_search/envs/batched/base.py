@@ -39,7 +39,8 @@ class EnvList(BatchedMetaEnv):
     """
 
     def __init__(self, envs: Sequence[Any]) -> None:
-        super().__init__(len(envs), envs[0].observation_space, envs[0].action_space)
+        super().__init__(num_envs=len(envs), observation_space=envs[0].observation_space,
+                         action_space=envs[0].action_space)
         self.envs = list(envs)
         self.info_keys: list[str] | None = None
         self._episode_steps = np.zeros(len(envs), dtype=np.int64)
@@ -121,7 +122,8 @@ class NormalizedBatchedEnv(BatchedMetaEnv):
     def __init__(
         self, env: BatchedMetaEnv, action_space: Any, action: Callable[[np.ndarray], np.ndarray]
     ) -> None:
-        super().__init__(env.num_envs, env.observation_space, action_space)
+        super().__init__(num_envs=env.num_envs, observation_space=env.observation_space,
+                         action_space=action_space)
         self.env = env
         self._action = action
 

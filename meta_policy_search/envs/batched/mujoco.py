@@ -141,7 +141,8 @@ class BatchedMujocoEnv(BatchedMetaEnv):
     """
 
     def __init__(self, env: MujocoRowEnv, num_envs: int) -> None:
-        super().__init__(num_envs, env.observation_space, env.action_space)
+        super().__init__(num_envs=num_envs, observation_space=env.observation_space,
+                         action_space=env.action_space)
         proto: MujocoRowEnv = pickle.loads(pickle.dumps(env))
         self._proto = proto
         # A copy: the rand-params envs' set_task writes into the proto's model.

@@ -277,7 +277,8 @@ class BatchedPointEnv(BatchedMetaEnv):
     """
 
     def __init__(self, env: PointEnvBase, num_envs: int) -> None:
-        super().__init__(num_envs, env.observation_space, env.action_space)
+        super().__init__(num_envs=num_envs, observation_space=env.observation_space,
+                         action_space=env.action_space)
         self._proto: PointEnvBase = pickle.loads(pickle.dumps(env))
         self.state = np.zeros((num_envs, env.state_dim))
         task = self._proto.task_array()

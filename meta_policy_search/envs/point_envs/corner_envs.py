@@ -86,7 +86,7 @@ class MetaPointEnvCorner(CornerGoalEnv):
     obs_dim = 2
 
     def __init__(self, reward_type: str = "sparse", sparse_reward_radius: float = 0.5) -> None:
-        super().__init__(reward_type, sparse_reward_radius)
+        super().__init__(reward_type=reward_type, sparse_reward_radius=sparse_reward_radius)
 
     def start_state(self) -> np.ndarray:
         """A uniform position in ``[-0.2, 0.2]^2``."""
@@ -148,7 +148,7 @@ class MetaPointEnvMomentum(CornerGoalEnv):
     state_dim = 4
 
     def __init__(self, reward_type: str = "sparse", sparse_reward_radius: float = 2.0) -> None:
-        super().__init__(reward_type, sparse_reward_radius)
+        super().__init__(reward_type=reward_type, sparse_reward_radius=sparse_reward_radius)
 
     def start_state(self) -> np.ndarray:
         """Position uniform in ``[-0.2, 0.2]^2``, then velocity uniform in ``[-0.1, 0.1]^2``."""

@@ -58,7 +58,7 @@ class MetaPointEnvWalls(MetaPointEnvCorner):
     """
 
     def __init__(self, reward_type: str = "dense", sparse_reward_radius: float = 2.0) -> None:
-        super().__init__(reward_type, sparse_reward_radius)
+        super().__init__(reward_type=reward_type, sparse_reward_radius=sparse_reward_radius)
         self._gaps = np.array([[WALL_RADII[0], 0.0], [WALL_RADII[1], 0.0]])
 
     def sample_tasks(self, n_tasks: int) -> list[np.ndarray]:
