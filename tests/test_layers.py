@@ -1,4 +1,4 @@
-"""The package's layers read top to bottom (issue 11): a module imports only from its own layer
+"""The package's layers read top to bottom: a module imports only from its own layer
 or the layers below it, and the run scripts in ``experiments/`` do not import each other.
 
 Layers, bottom first: ``utils``; the components (``envs``, ``policies``, ``baselines``,
@@ -283,3 +283,48 @@ def test_the_parse_layer_does_not_import_build_or_run(name):
                     if within(n, tuple(f"meta_policy_search.experiment.{m}"
                                        for m in BUILD_AND_RUN)))
     assert not higher, f"experiment/{name}.py imports {higher}: parse -> build -> run, one way"
+
+
+def unexplained_function_imports(source: str) -> list[int]:
+    """Lines of imports inside functions without a reason: a run of consecutive import
+    statements is explained by a comment on the line just above it or on any of its lines."""
+    lines = source.split("\n")
+    unexplained = []
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        statement_lists = [getattr(node, field) for node in ast.walk(function)
+                           for field in ("body", "orelse", "finalbody", "handlers")
+                           if isinstance(getattr(node, field, None), list)]
+        for statements in statement_lists:
+            run: list[ast.stmt] = []
+            for statement in [*statements, None]:
+                if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                    run.append(statement)
+                    continue
+                if run:
+                    above = lines[run[0].lineno - 2].strip()
+                    commented = any("#" in lines[n - 1] for s in run
+                                    for n in range(s.lineno, (s.end_lineno or s.lineno) + 1))
+                    if not (above.startswith("#") or commented):
+                        unexplained.extend(s.lineno for s in run)
+                run = []
+    return sorted(set(unexplained))
+
+
+@pytest.mark.parametrize("path", modules_of(PACKAGE), ids=lambda p: os.path.relpath(p, PACKAGE))
+def test_function_level_imports_say_why(path):
+    """An import inside a function defers a heavy or optional module (TensorFlow, MuJoCo,
+    gymnasium, Ray, Meta-World, matplotlib) and says so in a one-line comment; anything else is
+    imported at the top of the module."""
+    with open(path, encoding="utf-8") as f:
+        lines = unexplained_function_imports(f.read())
+    assert not lines, f"{path}:{lines}: a function-level import without a reason comment"
+
+
+def test_the_import_reason_check_finds_a_bare_import():
+    """The check above flags a deferred import with no comment and passes a commented one."""
+    bare = "def f():\n    x = 1\n    import json\n    return json, x\n"
+    explained = "def f():\n    # json is heavy here\n    import json\n    import os\n    return json, os\n"
+    assert unexplained_function_imports(bare) == [3]
+    assert unexplained_function_imports(explained) == []

@@ -176,6 +176,7 @@ def comparison_figure(curves: Sequence[Curve], reference: Sequence[ReferencePoin
     import matplotlib
 
     matplotlib.use("Agg")
+    # pyplot only after the backend is chosen
     import matplotlib.pyplot as plt
     from matplotlib.ticker import EngFormatter
 

@@ -4,8 +4,8 @@ The seeds (:func:`derive_seeds`), the env, the policy, the sampler, the baseline
 processor, and the Trainer's callbacks. :func:`~meta_policy_search.experiment.runner.run_experiment`
 (and :func:`~meta_policy_search.evaluation.setup.build_evaluation`) call these; the
 meta-algorithm is built by :func:`~meta_policy_search.experiment.runner.make_algorithm` from the
-fields its settings class declares. Each
-builder imports its component's module when called, so importing this one loads no TensorFlow.
+fields its settings class declares. The env, policy and sampler builders import their modules
+when called, so importing this one loads no TensorFlow, MuJoCo or gymnasium (numpy only).
 """
 
 from __future__ import annotations
@@ -15,8 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from meta_policy_search import baselines
+from meta_policy_search.best_checkpoint import BestCheckpointCallback, best_checkpoint_dir
 from meta_policy_search.experiment.config_values import ConfigError
 from meta_policy_search.experiment.configs import MetaRLConfig
+from meta_policy_search.samplers.dice_sample_processor import DiceSampleProcessor
+from meta_policy_search.samplers.meta_sample_processor import MetaSampleProcessor
 
 
 def derive_seeds(seed: int) -> dict[str, int]:
@@ -39,12 +43,14 @@ def build_env(config: MetaRLConfig) -> Any:
     """The env ``config.env`` (normalized unless ``normalization_scale`` is None, with the task in
     the observation if ``config.oracle``). Its tasks are seeded by the sampler
     (:func:`build_sampler`)."""
+    # gymnasium and MuJoCo load when the env is built, not when a config is parsed
     from meta_policy_search.envs import make_env, normalize
 
     env = make_env(config.env, **config.env_kwargs)
     if config.normalization_scale is not None:
         env = normalize(env, normalization_scale=config.normalization_scale)
     if config.oracle:
+        # gymnasium and MuJoCo load when the env is built, not when a config is parsed
         from meta_policy_search.envs.oracle_env import OracleEnv
 
         env = OracleEnv(env)
@@ -53,6 +59,7 @@ def build_env(config: MetaRLConfig) -> Any:
 
 def build_policy(config: MetaRLConfig, env: Any, seed: int) -> Any:
     """A ``MetaGaussianMLPPolicy`` sized for ``env``'s observation and action spaces."""
+    # TensorFlow loads when the policy is built, not when a config is parsed
     from meta_policy_search.policies import MetaGaussianMLPPolicy
 
     return MetaGaussianMLPPolicy(
@@ -74,6 +81,7 @@ def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any
     (:func:`~meta_policy_search.experiment.configs.validate_config`); a config built otherwise
     gets ``MetaSampler``'s own ``ValueError``.
     """
+    # the sampler loads gymnasium, which a config check does not need
     from meta_policy_search.samplers import MetaSampler
 
     return MetaSampler(
@@ -95,6 +103,7 @@ def build_sampler(config: MetaRLConfig, env: Any, policy: Any, seed: int) -> Any
 def _sampler_timeout(seconds: float | None) -> float | str | None:
     """``MetaSampler``'s ``timeout`` for ``--sampler_timeout``: none means automatic, 0 none."""
     if seconds is None:
+        # the sampler loads gymnasium, which a config check does not need
         from meta_policy_search.samplers.meta_sampler import AUTO_TIMEOUT
 
         return AUTO_TIMEOUT
@@ -120,8 +129,6 @@ def _baseline(name: str, flag: str) -> Any:
     Raises:
         ValueError: if ``name`` is not a class of ``meta_policy_search.baselines``.
     """
-    from meta_policy_search import baselines
-
     names = [n for n in baselines.__all__ if n != "Baseline"]  # not the abstract base
     if name not in names:
         raise ValueError(f"{flag} must be one of {names}, got {name!r}")
@@ -135,8 +142,6 @@ def build_baseline(config: MetaRLConfig) -> Any:
 
 def build_sample_processor(config: MetaRLConfig) -> Any:
     """A ``MetaSampleProcessor`` (returns, baseline, GAE, advantage normalization)."""
-    from meta_policy_search.samplers import MetaSampleProcessor
-
     return MetaSampleProcessor(
         baseline=build_baseline(config),
         discount=config.discount,
@@ -156,8 +161,6 @@ def build_dice_sample_processor(config: MetaRLConfig) -> Any:
     Raises:
         ValueError: if a baseline name is not a class of ``meta_policy_search.baselines``.
     """
-    from meta_policy_search.samplers import DiceSampleProcessor
-
     dice_baseline = getattr(config, "dice_baseline", "LinearTimeBaseline")
     return DiceSampleProcessor(
         baseline=build_baseline(config),
@@ -175,8 +178,6 @@ def build_callbacks(
 ) -> tuple[Any, ...]:
     """The Trainer's callbacks: the script's (``make_callbacks(config)``), then a
     :class:`~meta_policy_search.best_checkpoint.BestCheckpointCallback` if ``--keep_best``."""
-    from meta_policy_search.best_checkpoint import BestCheckpointCallback, best_checkpoint_dir
-
     callbacks = tuple(make_callbacks(config)) if make_callbacks is not None else ()
     if config.keep_best is not None:
         best_dir = best_checkpoint_dir(config.dump_path)

@@ -51,6 +51,7 @@ def env_settings(env: str) -> dict[str, Any]:
     (``ML1-<env>``, ``ML10``) Meta-World's horizon; else none."""
     if env in ENV_SETTINGS:
         return ENV_SETTINGS[env]
+    # the envs package loads gymnasium and MuJoCo: a command line is checked without them
     from meta_policy_search.envs import metaworld_envs
 
     if metaworld_envs.is_metaworld_env_name(env):
@@ -59,6 +60,7 @@ def env_settings(env: str) -> dict[str, Any]:
 
 
 def _is_env_name(value: str) -> bool:
+    # the envs package loads gymnasium and MuJoCo: a command line is checked without them
     from meta_policy_search.envs.metaworld_envs import is_metaworld_env_name
 
     return value in ENV_SETTINGS or ENV_SPEC_SEPARATOR in value or is_metaworld_env_name(value)
