@@ -53,7 +53,9 @@ test-metaworld: venv-metaworld
 	$(METAWORLD_PY) -m pytest -q tests/test_metaworld.py tests/test_mujoco_envs.py \
 		tests/test_point_envs.py tests/test_batched_envs.py tests/test_normalized_env.py
 
+# docs/api is autosummary's output: regenerated each time, so a removed module leaves no page.
 docs: venv-dev
+	rm -rf docs/api
 	$(PY) -m sphinx -n -W --keep-going -b html docs docs/_build/html
 
 # ruff.toml and mypy.ini hold the settings.
