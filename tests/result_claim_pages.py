@@ -504,6 +504,29 @@ VARIANCE_CLAIMS = [
         "LVC-VPG | HalfCheetahRandDirecEnv | 1e+07": study_return("lvc_vpg")}),
 ]
 
+# ---------------------------------------------------------------------------- to 1e8
+LONG_PAGE = "benchmarks/results/reproduction_1e8/README.md"
+LONG_PROMP = Runs("reproduction_1e8/promp/HalfCheetahRandDirecEnv/seed_1")
+COLLAPSE = 337
+"""The iteration of ProMP seed 1's fall, the first after the KLInner spike."""
+
+LONG_CLAIMS = [
+    Claim(LONG_PAGE, "ProMP seed 1 reads 216.2 at 2e7, 247.3 at 5e7 and 112.9 at 1e8",
+          lambda: [*LONG_PROMP.at(2e7), *LONG_PROMP.at(5e7), *LONG_PROMP.at(1e8)]),
+    Claim(LONG_PAGE, "falls from 235.4 at iteration 336 to 1.0 at iteration 337",
+          lambda: [*LONG_PROMP.itr(COLLAPSE - 1), *LONG_PROMP.itr(COLLAPSE)]),
+    Claim(LONG_PAGE, "its highest value afterwards is 125.7, its mean over the last 25 iterations "
+          "86.4 (before the fall it peaked at 252.8)",
+          lambda: [max(LONG_PROMP.over(first=COLLAPSE)[0]), mean(LONG_PROMP.over(first=600)[0]),
+                   max(LONG_PROMP.over(last=COLLAPSE - 1)[0])]),
+    Claim(LONG_PAGE, "(`KLInner`) is 12.37, where it was at most 0.065 in every earlier iteration; "
+          "from iteration 345 on it is again at most 0.016",
+          lambda: [*LONG_PROMP.itr(COLLAPSE - 1, "KLInner"),
+                   max(LONG_PROMP.over("KLInner", last=COLLAPSE - 2)[0]),
+                   max(LONG_PROMP.over("KLInner", first=345)[0])]),
+]
+
 PAGE_CLAIMS: list[Claim | Table | Unchecked] = [
-    *HOPPER_CLAIMS, *WALKER_CLAIMS, *HUMANOID_CLAIMS, *HVP_CLAIMS, *CHEETAH_CLAIMS, *VARIANCE_CLAIMS]
+    *HOPPER_CLAIMS, *WALKER_CLAIMS, *HUMANOID_CLAIMS, *HVP_CLAIMS, *CHEETAH_CLAIMS, *VARIANCE_CLAIMS,
+    *LONG_CLAIMS]
 """The results READMEs' declarations, page by page."""
