@@ -236,8 +236,8 @@ def test_no_re_export_outside_package_inits(path):
 
 
 def positional_super_inits(path: str) -> list[int]:
-    """Lines of ``path`` where ``super().__init__`` gets two or more arguments, more than the
-    first of them by position. Exceptions are left out: the built-in exception classes take
+    """Lines of ``path`` where ``super().__init__`` gets two or more arguments, any of them by
+    position. Exceptions are left out: the built-in exception classes take
     positional arguments only."""
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read(), filename=path)
@@ -254,7 +254,7 @@ def positional_super_inits(path: str) -> list[int]:
                     and node.func.attr == "__init__" and isinstance(node.func.value, ast.Call)
                     and isinstance(node.func.value.func, ast.Name)
                     and node.func.value.func.id == "super"
-                    and len(node.args) + len(node.keywords) >= 2 and len(node.args) >= 2):
+                    and len(node.args) + len(node.keywords) >= 2 and node.args):
                 found.append(node.lineno)
     return found
 

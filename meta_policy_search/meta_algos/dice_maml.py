@@ -56,7 +56,7 @@ class DICEMAML(VPGMAML):
     ) -> None:
         self.max_path_length = check_positive_int("max_path_length", max_path_length)
         super().__init__(
-            policy,
+            policy=policy,
             inner_lr=inner_lr,
             num_inner_grad_steps=num_inner_grad_steps,
             learning_rate=learning_rate,

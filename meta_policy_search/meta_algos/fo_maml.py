@@ -58,7 +58,7 @@ class FOMAML(VPGMAML):
                 f"first_order must be true for FOMAML (the first-order algorithm), got "
                 f"{first_order!r}; VPGMAML gives the second-order meta-gradient")
         super().__init__(
-            policy,
+            policy=policy,
             inner_lr=inner_lr,
             num_inner_grad_steps=num_inner_grad_steps,
             learning_rate=learning_rate,

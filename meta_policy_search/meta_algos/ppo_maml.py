@@ -63,7 +63,7 @@ class PPOMAML(MAMLAlgo):
             num_minibatches=num_minibatches, clip_eps=clip_eps, inner_type=inner_type,
         ).checked()
         super().__init__(
-            policy,
+            policy=policy,
             inner_lr=inner_lr,
             num_inner_grad_steps=num_inner_grad_steps,
             trainable_inner_step_size=trainable_inner_step_size,

@@ -84,7 +84,7 @@ class ProMP(MAMLAlgo):
             adaptive_inner_kl_penalty=adaptive_inner_kl_penalty, anneal_factor=anneal_factor,
         ).checked()
         super().__init__(
-            policy,
+            policy=policy,
             inner_lr=inner_lr,
             num_inner_grad_steps=num_inner_grad_steps,
             trainable_inner_step_size=trainable_inner_step_size,

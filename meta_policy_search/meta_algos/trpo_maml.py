@@ -83,7 +83,7 @@ class TRPOMAML(MAMLAlgo):
             hvp_approach=hvp_approach, jit_compile=jit_compile, exploration_type=exploration_type,
         ).checked()
         super().__init__(
-            policy,
+            policy=policy,
             inner_lr=inner_lr,
             num_inner_grad_steps=num_inner_grad_steps,
             trainable_inner_step_size=trainable_inner_step_size,

@@ -48,7 +48,7 @@ class VPGMAML(MAMLAlgo):
             exploration_type=exploration_type,
         ).checked()
         super().__init__(
-            policy,
+            policy=policy,
             inner_lr=inner_lr,
             num_inner_grad_steps=num_inner_grad_steps,
             trainable_inner_step_size=trainable_inner_step_size,
