@@ -135,8 +135,9 @@ def evaluate_run(
             ``None``): the run's own step sizes for every step.
         later_step_size: step size of the later inner steps; ``None`` with a
             ``first_step_size``: :data:`~meta_policy_search.evaluation.comparison.DEFAULT_LATER_STEP_SIZE`.
-        checkpoint: which checkpoint of ``run_dir`` to evaluate, ``'latest'`` or ``'best'``
-            (the iteration with the best ``--keep_best`` return, as the MAML paper evaluated).
+        checkpoint: which checkpoint of ``run_dir`` to evaluate: ``'latest'``, ``'best'`` (the
+            iteration with the best ``--keep_best`` return, as the MAML paper evaluated) or an
+            iteration kept by ``--keep_every``.
 
     Returns:
         The content of ``meta_test.json``: settings, ``tasks`` and ``policies`` (label -> the
@@ -242,7 +243,7 @@ def check_runs(
         run_dir: the evaluated run directory.
         pretrained_run: the pretrained baseline's run directory, or ``None``.
         oracle_run: the oracle baseline's run directory, or ``None``.
-        checkpoint: ``'latest'`` or ``'best'`` (of ``run_dir``).
+        checkpoint: ``'latest'``, ``'best'`` or a kept iteration number (of ``run_dir``).
 
     Returns:
         ``(params, config)``: the evaluated run's ``params.json`` and its config.
@@ -450,6 +451,8 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
             check_checkpoint(parser, "--checkpoint best", run_dir, best_checkpoint_dir(run_dir),
                              "kept no best checkpoint (train it with --keep_best "
                              "Step_1-AverageReturn)")
+        elif flag == "run_dir" and args.checkpoint != "latest":
+            check_kept_checkpoint(parser, run_dir, int(args.checkpoint))
     output_dir = args.output_dir or os.path.join(args.run_dir, "meta_test")
     try:
         check_writable_dir(output_dir, "--output_dir")
@@ -471,6 +474,19 @@ def check_checkpoint(parser: argparse.ArgumentParser, flag: str, run_dir: str,
     for note in lookup.notes():
         print(f"note: {note}", file=sys.stderr)
     return lookup.path
+
+
+def check_kept_checkpoint(parser: argparse.ArgumentParser, run_dir: str, itr: int) -> str:
+    """The ``--keep_every`` checkpoint of iteration ``itr`` (without TensorFlow); exit with status
+    2 naming the iterations the run kept if it has none of ``itr``."""
+    from meta_policy_search.periodic_checkpoint import kept_checkpoint_dir, kept_iterations
+
+    kept = kept_iterations(run_dir)
+    missing = (f"kept no checkpoint of iteration {itr}; it kept "
+               f"{', '.join(map(str, kept))} (--keep_every)" if kept else
+               f"kept no checkpoint of iteration {itr} (train it with --keep_every N)")
+    return check_checkpoint(parser, f"--checkpoint {itr}", run_dir,
+                            kept_checkpoint_dir(run_dir, itr), missing)
 
 
 def check_checkpoint_tensors(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -526,9 +542,10 @@ def main(argv: Sequence[str] | None = None) -> str:
     parser.add_argument("--later_step_size", type=float, default=None,
                         help="step size of every later inner step (default: the run's own; the "
                         "MAML paper's 0.05, taken when only --first_step_size is given)")
-    parser.add_argument("--checkpoint", choices=evaluation.CHECKPOINT_CHOICES, default="latest",
-                        help="evaluate RUN_DIR's newest checkpoint, or the best iteration's "
-                        "(kept by training with --keep_best)")
+    parser.add_argument("--checkpoint", type=evaluation.checkpoint_choice, default="latest",
+                        metavar="{latest,best,ITR}",
+                        help="evaluate RUN_DIR's newest checkpoint, the best iteration's (kept by "
+                        "training with --keep_best) or iteration ITR's (kept by --keep_every)")
     parser.add_argument("--no_random_init", action="store_true",
                         help="skip the random-init baseline")
     parser.add_argument("--error_bars", choices=("stderr", "std"), default="std",

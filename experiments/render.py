@@ -159,8 +159,10 @@ def main(argv: Sequence[str] | None = None) -> str:
                         help="inner steps (default: the run's num_inner_grad_steps)")
     parser.add_argument("--seed", type=int, default=None,
                         help="evaluation seed (default: the run's seed + 10000)")
-    parser.add_argument("--checkpoint", choices=evaluation.CHECKPOINT_CHOICES, default="latest",
-                        help="the run's newest checkpoint or its best (--keep_best)")
+    parser.add_argument("--checkpoint", type=evaluation.checkpoint_choice, default="latest",
+                        metavar="{latest,best,ITR}",
+                        help="the run's newest checkpoint, its best (--keep_best) or iteration "
+                        "ITR's (--keep_every)")
     parser.add_argument("--executor", choices=EXECUTORS, default="iterative",
                         help="sampler executor of the adaptation batches")
     parser.add_argument("--max_path_length", type=int, default=None,

@@ -35,6 +35,7 @@ from meta_policy_search.evaluation.adaptation import (
 )
 from meta_policy_search.evaluation.run_loading import (
     CHECKPOINT_CHOICES,
+    checkpoint_choice,
     find_checkpoint_dir,
     load_run_config,
     read_run_params,
@@ -48,6 +49,7 @@ __all__ = [
     "EVAL_SEED_OFFSET",
     "EvaluationSetup",
     "build_evaluation",
+    "checkpoint_choice",
     "default_eval_seed",
     "draw_tasks",
     "evaluate_adaptation",

@@ -377,7 +377,7 @@ def evaluate_run(
         seed: evaluation seed; ``None``: the run's seed + 10000.
         executor: the sampler's executor; ``None``: the run's.
         random_init: also evaluate a freshly initialised policy.
-        checkpoint: ``'latest'`` or ``'best'``.
+        checkpoint: ``'latest'``, ``'best'`` or a kept iteration number.
 
     Returns:
         ``{'run_dir', 'algo', 'env', 'env_kwargs', 'reward_function_version', 'seed',

@@ -6,12 +6,14 @@ script's job. TensorFlow loads only when a checkpoint is restored into built obj
 
 from __future__ import annotations
 
+import argparse
 import os
 from typing import Any
 
 from meta_policy_search.best_checkpoint import BEST_DIR_NAME
 from meta_policy_search.experiment.config_values import config_from_dict, load_json
 from meta_policy_search.meta_trainer import checkpoint_trackables
+from meta_policy_search.periodic_checkpoint import kept_checkpoint_dir, kept_iterations
 from meta_policy_search.utils.checkpoint import restore_checkpoint
 from meta_policy_search.utils.checkpoint_lookup import CheckpointError, find_checkpoint
 
@@ -53,7 +55,33 @@ def load_run_config(run_dir: str, config_cls: type) -> Any:
 
 
 CHECKPOINT_CHOICES = ("latest", "best")
-"""Which checkpoint of a run to evaluate: the newest, or the one ``--keep_best`` kept."""
+"""Which checkpoint of a run to evaluate by name: the newest, or the one ``--keep_best`` kept.
+An iteration number (``'99'``) names one that ``--keep_every`` kept."""
+
+
+class CheckpointChoiceError(ValueError, argparse.ArgumentTypeError):
+    """A ``--checkpoint`` value that is none of ``latest``, ``best`` or an iteration number (a
+    ``ValueError``; argparse prints its message as the flag's error)."""
+
+
+def checkpoint_choice(value: str) -> str:
+    """Check a ``--checkpoint`` value: ``'latest'``, ``'best'`` or an iteration number >= 0.
+
+    Args:
+        value: the command-line value.
+
+    Returns:
+        ``value`` (an iteration number without leading zeros).
+
+    Raises:
+        CheckpointChoiceError: (a ``ValueError``) naming ``value`` and what is allowed.
+    """
+    if value in CHECKPOINT_CHOICES:
+        return value
+    if value.isdigit():
+        return str(int(value))
+    raise CheckpointChoiceError(f"checkpoint must be latest, best or an iteration number kept by "
+                     f"--keep_every (e.g. 99), got {value!r}")
 
 
 def find_checkpoint_dir(run_dir: str, which: str = "latest") -> str:
@@ -62,26 +90,32 @@ def find_checkpoint_dir(run_dir: str, which: str = "latest") -> str:
 
     Args:
         run_dir: a run directory.
-        which: ``'latest'`` (``run_dir/checkpoints``, written after every iteration) or
-            ``'best'`` (``run_dir/checkpoints_best``, written by ``--keep_best``).
+        which: ``'latest'`` (``run_dir/checkpoints``, written after every iteration),
+            ``'best'`` (``run_dir/checkpoints_best``, written by ``--keep_best``) or an iteration
+            number such as ``'99'`` (``run_dir/checkpoints_every/itr_000099``, written by
+            ``--keep_every``).
 
     Returns:
         The checkpoint directory.
 
     Raises:
-        ValueError: if ``which`` is not one of :data:`CHECKPOINT_CHOICES`.
+        ValueError: if ``which`` is none of these (:func:`checkpoint_choice`).
         FileNotFoundError: if it holds no checkpoint.
         CheckpointError: (a ``ValueError``) if it holds checkpoints but none reads back, naming
             the newest one's damaged file.
     """
-    if which not in CHECKPOINT_CHOICES:
-        raise ValueError(f"checkpoint must be one of {CHECKPOINT_CHOICES}, got {which!r}")
+    which = checkpoint_choice(str(which))
     if which == "best":
         checkpoint_dir = os.path.join(run_dir, BEST_DIR_NAME)
         hint = "train it with --keep_best Step_1-AverageReturn (it keeps the best iteration)"
-    else:
+    elif which == "latest":
         checkpoint_dir = os.path.join(run_dir, "checkpoints")
         hint = "train the run first (the Trainer saves one after every iteration)"
+    else:
+        checkpoint_dir = kept_checkpoint_dir(run_dir, int(which))
+        kept = kept_iterations(run_dir)
+        hint = (f"the run kept iterations {', '.join(map(str, kept))} (--keep_every)" if kept
+                else "train it with --keep_every N (it keeps every N-th iteration)")
     lookup = find_checkpoint(checkpoint_dir)
     if lookup.path is None and lookup.damaged:
         raise CheckpointError(f"no checkpoint in {checkpoint_dir!r} reads back: "
@@ -102,7 +136,7 @@ def restore_run(run_dir: str, algo: Any, policy: Any, which: str = "latest") -> 
         algo: built with the run's config (see
             :func:`~meta_policy_search.evaluation.setup.build_evaluation`).
         policy: ``algo``'s policy.
-        which: ``'latest'`` or ``'best'`` (see :func:`find_checkpoint_dir`).
+        which: ``'latest'``, ``'best'`` or a kept iteration (see :func:`find_checkpoint_dir`).
 
     Returns:
         The iteration of the restored checkpoint.

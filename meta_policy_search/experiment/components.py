@@ -19,6 +19,7 @@ from meta_policy_search import baselines
 from meta_policy_search.best_checkpoint import BestCheckpointCallback, best_checkpoint_dir
 from meta_policy_search.experiment.config_values import ConfigError
 from meta_policy_search.experiment.configs import MetaRLConfig
+from meta_policy_search.periodic_checkpoint import PeriodicCheckpointCallback
 from meta_policy_search.samplers.dice_sample_processor import DiceSampleProcessor
 from meta_policy_search.samplers.meta_sample_processor import MetaSampleProcessor
 
@@ -177,9 +178,13 @@ def build_callbacks(
     config: Any, make_callbacks: Callable[[Any], Sequence[Any]] | None = None
 ) -> tuple[Any, ...]:
     """The Trainer's callbacks: the script's (``make_callbacks(config)``), then a
-    :class:`~meta_policy_search.best_checkpoint.BestCheckpointCallback` if ``--keep_best``."""
+    :class:`~meta_policy_search.best_checkpoint.BestCheckpointCallback` if ``--keep_best`` and a
+    :class:`~meta_policy_search.periodic_checkpoint.PeriodicCheckpointCallback` if
+    ``--keep_every``."""
     callbacks = tuple(make_callbacks(config)) if make_callbacks is not None else ()
     if config.keep_best is not None:
         best_dir = best_checkpoint_dir(config.dump_path)
         callbacks += (BestCheckpointCallback(config.keep_best, best_dir),)
+    if config.keep_every is not None:
+        callbacks += (PeriodicCheckpointCallback(config.keep_every, config.dump_path),)
     return callbacks

@@ -74,6 +74,7 @@ algorithm's name and the paper-config entry that was applied
 RESUME_CHANGEABLE = frozenset({
     "n_itr", "dump_path", "log_formats", "executor", "n_parallel", "ray_address",
     "sampler_timeout", "nonfinite_samples", "max_nonfinite_outer_steps", "keep_best",
+    "keep_every",
 })
 """Fields a ``--resume`` may change: they do not alter the results of the iterations already
 run (the executors return identical samples). Any other difference from the run's
@@ -176,6 +177,10 @@ class MetaRLConfig:
     """Also keep the checkpoint of the iteration with the highest value of this return
     (``Step_k-AverageReturn``, ``k <= num_inner_grad_steps``) in ``RUN_DIR/checkpoints_best``,
     for ``meta_testing.py --checkpoint best`` (the MAML paper evaluated its best iterate)."""
+    keep_every: int | None = None
+    """Also keep the checkpoint of every N-th iteration (iterations N-1, 2N-1, ...) in
+    ``RUN_DIR/checkpoints_every/itr_<itr>``, for ``meta_testing.py --checkpoint <itr>`` and for
+    looking at a run where it changed (about 64 KB each for the paper's policies)."""
 
 
 # ---------------------------------------------------------------------------- algorithm configs
@@ -279,6 +284,7 @@ FIELD_RULES: dict[str, Rule] = {
     "sampler_timeout": Rule(lambda v: v is None or v >= 0, "seconds >= 0 (0: no limit), or none"),
     "nonfinite_samples": _one_of(NONFINITE_MODES),
     "max_nonfinite_outer_steps": _positive_int(),
+    "keep_every": _optional_positive_int(),
     # The algorithms' own fields carry their rule (meta_algos/*_settings.py).
     "dice_baseline": _one_of(BASELINES),
 }

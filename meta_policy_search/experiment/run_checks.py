@@ -27,6 +27,7 @@ from meta_policy_search.best_checkpoint import best_checkpoint_dir
 from meta_policy_search.experiment.config_values import ConfigError
 from meta_policy_search.experiment.configs import ENV_SPEC_SEPARATOR
 from meta_policy_search.experiment.run_lock import check_run_owner
+from meta_policy_search.periodic_checkpoint import EVERY_DIR_NAME, kept_iterations
 from meta_policy_search.utils.checkpoint_lookup import (
     CheckpointError,
     CheckpointLookup,
@@ -196,7 +197,8 @@ def _nothing_to_resume(dump_path: str, lookup: CheckpointLookup) -> str:
 
 def existing_run(dump_path: str, lookup: CheckpointLookup | None = None) -> str:
     """What of a run ``dump_path`` holds that a fresh start would destroy: any checkpoint
-    (complete or not, ``--keep_best``'s too) or a row of ``progress.csv``; ``''`` if none.
+    (complete or not, ``--keep_best``'s and ``--keep_every``'s too) or a row of
+    ``progress.csv``; ``''`` if none.
 
     Args:
         dump_path: a run directory (it need not exist).
@@ -212,6 +214,8 @@ def existing_run(dump_path: str, lookup: CheckpointLookup | None = None) -> str:
         found.append(f"a checkpoint that does not read back ({lookup.damaged[0]})")
     if checkpoint_dirs(best_checkpoint_dir(dump_path)) and not found:
         found.append("a --keep_best checkpoint")
+    if kept_iterations(dump_path) and not found:
+        found.append("a --keep_every checkpoint")
     rows = _progress_rows(os.path.join(dump_path, PROGRESS_FILE))
     if rows:
         found.append(f"{rows} iteration(s) in {PROGRESS_FILE}")
@@ -284,8 +288,8 @@ def check_unchanged(run_dir: RunDir) -> None:
         )
 
 
-TRAINING_OUTPUTS = ("checkpoints", "checkpoints_best", PROGRESS_FILE, "log.txt", "params.json",
-                    "provenance.json")
+TRAINING_OUTPUTS = ("checkpoints", "checkpoints_best", EVERY_DIR_NAME, PROGRESS_FILE, "log.txt",
+                    "params.json", "provenance.json")
 """What a training run writes into its directory (besides TensorBoard's ``events.out.*``):
 what ``--overwrite`` deletes before a fresh start, so that nothing of the old run mixes with
 the new one. Other files there (``meta_test/``, your own) are left alone."""
