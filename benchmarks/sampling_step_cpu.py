@@ -15,7 +15,12 @@ start before it used the sampler's start states), to show what that choice chang
 * ``Walker2DRandDirecEnv``: ``--walker_tasks`` tasks x 20 episodes' step budget x H = 200,
   ``'budget'`` quota (the paper's sampling mode; fewer tasks than a worker's 20 to keep the
   benchmark short: the cost per step does not depend on the number of tasks beyond the
-  per-tick work, which is shared by fewer envs here, so this is if anything pessimistic).
+  per-tick work, which is shared by fewer envs here, so this is if anything pessimistic);
+* ``AntRandDirec2DEnv`` (H = 100) and ``HumanoidRandDirec2DEnv`` (H = 200), the contact envs
+  (one ``MjData`` per copy and ``mj_rnePostConstraint`` after each step in the worker, which
+  the raw replay, ``mj_step`` alone, leaves out): ``--contact_tasks`` tasks x 20 episodes,
+  ``'rollouts'`` quota. Not in the default ``--envs``; run them with ``--envs ...
+  --output_name sampling_step_cpu_contact`` so the default results stay.
 
 Each ``--trees`` entry is a checkout of the project (``before``: e.g. a worktree of main;
 ``after``: this one); each measurement runs in a child process that imports that tree's
@@ -25,7 +30,8 @@ the tables give medians over phases and rounds.
 
 The worker/raw ratio is a CPU-time ratio measured on a shared machine: it is what the design
 targets (``raw / worker >= 0.85``), not a wall-time speed-up; wall times need a quiet machine
-(``benchmarks/iteration_benchmark.py``). Writes ``benchmarks/results/sampling_step_cpu.{json,md}``.
+(``benchmarks/iteration_benchmark.py``). Writes ``benchmarks/results/sampling_step_cpu.{json,md}``
+(or ``--output_name``).
 Usage::
 
     python benchmarks/sampling_step_cpu.py --trees before=/path/to/main_checkout after=.
@@ -49,7 +55,11 @@ REPO = Path(__file__).resolve().parents[1]
 CONFIGS = {
     "HalfCheetahRandDirecEnv": {"horizon": 100, "mode": "rollouts"},
     "Walker2DRandDirecEnv": {"horizon": 200, "mode": "budget"},
+    "AntRandDirec2DEnv": {"horizon": 100, "mode": "rollouts"},
+    "HumanoidRandDirec2DEnv": {"horizon": 200, "mode": "rollouts"},
 }
+DEFAULT_ENVS = ["HalfCheetahRandDirecEnv", "Walker2DRandDirecEnv"]
+CONTACT_ENVS = ("AntRandDirec2DEnv", "HumanoidRandDirec2DEnv")
 ROLLOUTS = 20
 
 
@@ -121,8 +131,7 @@ def write_markdown(path: Path, result: dict) -> None:
     lines = [
         "# CPU per env step: a sampler worker's loop against raw physics (CPU time under load)",
         "",
-        f"`python benchmarks/sampling_step_cpu.py --trees {' '.join(result['trees_argument'])} "
-        f"--rounds {result['rounds']} --phases {result['phases']}`: per tree and env, the "
+        f"`python benchmarks/sampling_step_cpu.py {result['arguments']}`: per tree and env, the "
         "iterative executor's CPU microseconds per real env step (`time.process_time` around "
         "`collect`, one process: what one parallel worker runs) and the raw `mj_step` replay of "
         "the same episodes (same start states and controls, one `MjData`) in the same process; "
@@ -155,11 +164,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trees", nargs="+", default=[f"after={REPO}"],
                         help="label=path of each checkout to measure, e.g. before=../main after=.")
-    parser.add_argument("--envs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    parser.add_argument("--envs", nargs="+", default=DEFAULT_ENVS, choices=list(CONFIGS))
     parser.add_argument("--rounds", type=int, default=2, help="alternations of the trees")
     parser.add_argument("--phases", type=int, default=2, help="timed phases per child")
     parser.add_argument("--cheetah_tasks", type=int, default=20)
     parser.add_argument("--walker_tasks", type=int, default=10)
+    parser.add_argument("--contact_tasks", type=int, default=10,
+                        help="tasks of AntRandDirec2DEnv and HumanoidRandDirec2DEnv")
+    parser.add_argument("--output_name", default="sampling_step_cpu",
+                        help="results file name (.json and .md) in --output_dir")
     parser.add_argument("--output_dir", type=Path, default=REPO / "benchmarks" / "results")
     parser.add_argument("--child", nargs=2, metavar=("TREE", "ENV"), help=argparse.SUPPRESS)
     parser.add_argument("--num_tasks", type=int, help=argparse.SUPPRESS)
@@ -187,7 +200,8 @@ def main() -> None:
     env_vars = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     for _ in range(args.rounds):
         for env_name in args.envs:
-            tasks = args.cheetah_tasks if env_name.startswith("HalfCheetah") else args.walker_tasks
+            tasks = (args.cheetah_tasks if env_name.startswith("HalfCheetah")
+                     else args.contact_tasks if env_name in CONTACT_ENVS else args.walker_tasks)
             for label, tree in trees.items():
                 out = subprocess.run(
                     [sys.executable, __file__, "--child", str(tree), env_name, "--num_tasks",
@@ -210,10 +224,10 @@ def main() -> None:
                      "raw_reset_only_us": statistics.median(reset_only),
                      "worker_us_all": worker, "raw_us_all": raw,
                      "ratio_all": [r / w for r, w in zip(raw, worker)]})
-    result = {"trees_argument": args.trees, "rounds": args.rounds, "phases": args.phases,
+    result = {"arguments": " ".join(sys.argv[1:]), "rounds": args.rounds, "phases": args.phases,
               "rows": rows, "raw_phases": {f"{e}/{t}": p for (e, t), p in phases.items()},
               "machine": machine}
-    write_results(args.output_dir, "sampling_step_cpu", result, write_markdown)
+    write_results(args.output_dir, args.output_name, result, write_markdown)
 
 
 if __name__ == "__main__":

@@ -115,6 +115,50 @@ def test_batched_mujoco_env_takes_copies_in_any_order(name):
         np.testing.assert_array_equal(got.rewards, want.rewards, err_msg=f"reward {step}")
 
 
+@pytest.mark.parametrize("name", ["AntRandDirec2DEnv", "HumanoidRandDirec2DEnv"])
+def test_contact_env_rows_equal_the_single_envs_data(name):
+    """The rows a contact env's copies hand to the maths (``qpos``, ``qvel``, the unclipped
+    contact forces ``cfrc_ext`` and the other fields the observation reads) are the single env's
+    after the same steps, bit for bit, over a few hundred steps with copies stepped in shuffled
+    subsets and episodes restarted when they end. (Ant's observation and reward clip the contact
+    forces to [-1, 1], so the observations alone would not show a wrong force beyond that.)"""
+    pytest.importorskip("mujoco")
+    env = make_env(name)
+    env.seed_tasks(3)
+    num_envs = 4
+    tasks = env.sample_tasks(num_envs)
+    batched = env.make_batched(num_envs)
+    singles = [pickle.loads(pickle.dumps(env)) for _ in range(num_envs)]
+    batched.set_tasks(tasks)
+    for single, task in zip(singles, tasks):
+        single.set_task(task)
+    rng = np.random.default_rng(4)
+    indices = np.arange(num_envs)
+
+    def reset(copies):
+        seeds = rng.integers(2**31 - 1, size=len(copies))
+        batched.reset(copies, seeds)
+        for i, seed in zip(copies, seeds):
+            singles[i].reset(seed=int(seed))
+
+    reset(indices)
+    high = np.asarray(env.action_space.high)
+    forces_seen = 0
+    for step in range(300):
+        active = rng.permutation(indices)[: 2 + step % 3]
+        actions = rng.uniform(-high, high, size=(len(active), len(high)))
+        dones = batched.step(active, actions).dones
+        for i, action in zip(active, actions):
+            singles[i].step(action)
+        got = batched._physics.rows(active)
+        want = np.concatenate([singles[i]._rows().values for i in active])
+        np.testing.assert_array_equal(got, want, err_msg=f"rows after step {step}")
+        forces_seen += int(np.count_nonzero(batched._rows(got)["cfrc_ext"]))
+        if dones.any():
+            reset(active[dones])
+    assert forces_seen > 0, "the copies should touch the floor"
+
+
 @pytest.mark.parametrize("name", ["HalfCheetahRandDirecEnv", "HopperRandParamsEnv"])
 def test_batched_mujoco_env_without_mujoco_batch_equals_single_env(name, monkeypatch):
     """On MuJoCo < 4 (no ``mujoco.batch``) every copy steps its own ``MjData``."""

@@ -16,8 +16,12 @@ start included), which one C call loads into a shared ``MjData``, steps
 the physics calls of gymnasium's ``do_simulation`` on an ``MjData`` that stays in the CPU's
 cache, with no Python per copy. The envs that read the contact forces ``cfrc_ext`` (Ant and
 Humanoid), which ``mj_step`` does not compute, keep one ``MjData`` per copy and call
-``mj_step`` and ``mj_rnePostConstraint`` on each (so do all envs on MuJoCo < 4, which has no
-:mod:`mujoco.batch`); everything else is computed for all stepped
+``mj_step`` and ``mj_rnePostConstraint`` on each, as gymnasium does (so do all envs on
+MuJoCo < 4, which has no :mod:`mujoco.batch`). A batch cannot give those forces: it neither runs
+``mj_rnePostConstraint`` after a step nor exposes the contacts it reads, and an acceleration
+sensor, which makes ``mj_forward`` compute ``cfrc_ext``, gives other numbers under these envs'
+RK4 integrator, whose step ends on the data of its last stage
+(``benchmarks/results/contact_forces_in_batch.md``). Everything else is computed for all stepped
 envs at once from a ``[k, width]`` array of the fields the env reads.
 
 The batched env holds a private copy of the single env (``proto``): tasks are validated by its
@@ -261,8 +265,12 @@ class _BatchOfStates:
 
 class _DataPerCopy:
     """One ``MjData`` per copy, for the envs whose rows hold the contact forces ``cfrc_ext``
-    (computed by ``mj_rnePostConstraint`` after each step, which a batch step does not run), and
-    for every env where MuJoCo has no :mod:`mujoco.batch`.
+    (computed by ``mj_rnePostConstraint`` after each step, which a batch cannot do: see the
+    module's docstring), and for every env where MuJoCo has no :mod:`mujoco.batch`.
+
+    The Python work per copy and step is kept to the calls themselves: the controls are written
+    through views bound once, and the rows of all stepped copies are read by one ``concatenate``
+    of views into their ``MjData`` rather than one per copy.
 
     Args:
         proto: the env, whose :meth:`MujocoRowEnv.row_views` name the row fields in an ``MjData``.
@@ -272,17 +280,14 @@ class _DataPerCopy:
     """
 
     def __init__(self, proto: MujocoRowEnv, model: Any, num_envs: int, width: int) -> None:
+        self.width = width
         self.models = [model] * num_envs
         self.datas = [mujoco.MjData(model) for _ in range(num_envs)]
-        self.values = np.zeros((num_envs, width))
-        # Views into each MjData (valid as long as the data lives), concatenated into the row.
+        # Views into each MjData (valid as long as the data lives): a copy's row is their
+        # concatenation, and its controls are written through the bound ``ctrl``.
         self.views = [proto.row_views(model, data) for data in self.datas]
+        self.controls = [data.ctrl for data in self.datas]
         self.contact = bool(proto.uses_contact_forces)
-        for i in range(num_envs):
-            self._gather(i)
-
-    def _gather(self, i: int) -> None:
-        np.concatenate(self.views[i], out=self.values[i])
 
     def set_models(self, models: list[Any]) -> None:
         self.models = list(models)
@@ -294,18 +299,24 @@ class _DataPerCopy:
             data.qpos[:] = qpos_i
             data.qvel[:] = qvel_i
             mujoco.mj_forward(model, data)
-            self._gather(i)
 
     def step(self, indices: np.ndarray, controls: np.ndarray, frame_skip: int) -> None:
         mj_step, rne_post = mujoco.mj_step, mujoco.mj_rnePostConstraint
-        models, datas, gather, contact = self.models, self.datas, self._gather, self.contact
-        for i, control in zip(indices.tolist(), controls):
-            model, data = models[i], datas[i]
-            data.ctrl[...] = control
-            mj_step(model, data, frame_skip)
-            if contact:
+        models, datas, bound_controls = self.models, self.datas, self.controls
+        if self.contact:
+            for i, control in zip(indices.tolist(), controls):
+                model, data = models[i], datas[i]
+                bound_controls[i][:] = control
+                mj_step(model, data, frame_skip)
                 rne_post(model, data)
-            gather(i)
+        else:
+            for i, control in zip(indices.tolist(), controls):
+                bound_controls[i][:] = control
+                mj_step(models[i], datas[i], frame_skip)
 
     def rows(self, indices: np.ndarray) -> np.ndarray:
-        return self.values[indices]
+        views = self.views
+        parts = [view for i in indices.tolist() for view in views[i]]
+        if not parts:  # no copy stepped: concatenate refuses an empty list
+            return np.empty((0, self.width))
+        return np.concatenate(parts).reshape(len(indices), self.width)
