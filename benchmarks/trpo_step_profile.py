@@ -142,7 +142,7 @@ def main() -> None:
     wall: dict[str, list[float]] = {k: [] for k in pieces}
     cpu: dict[str, list[float]] = {k: [] for k in pieces}
     load_start = load_average()
-    for name, fn in pieces.items():  # warm-up: tracing and compilation
+    for fn in pieces.values():  # warm-up: tracing and compilation
         reset()
         fn()
     for _ in range(args.repeats):
