@@ -38,6 +38,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -47,6 +48,29 @@ sys.path.insert(0, str(REPO))
 PAIRS = (("step_graph", "step"), ("G_graph", "G_xla"), ("step", "G_xla"), ("eval", "G_xla"),
          ("start", "G_xla"), ("start_hvp5", "start"), ("step_cg20", "step"), ("step_graph", "G_graph"))
 """Pieces compared round by round (the ratio of the two calls of one round)."""
+
+
+def w0_step_inputs(iterations: int) -> tuple[Any, Any, Callable[[], None]]:
+    """The W0 TRPO-MAML run after ``iterations`` iterations: its algorithm, its last outer-step
+    batches as the step's inputs, and a reset of the parameters to their values before that step.
+    """
+    from benchmarks.iteration_benchmark import WORKLOADS, Recorder, build_trainer, run_iterations
+    from meta_policy_search.optimizers.utils import to_tensor_nest
+    from meta_policy_search.utils import logger
+
+    logger.configure(dir=tempfile.mkdtemp(prefix="trpo_step_profile_"), format_strs=["log"])
+    trainer, _ = build_trainer("trpo_maml", WORKLOADS["W0"])
+    recorder = Recorder(trainer)
+    run_iterations(trainer, iterations)
+    algo = trainer.algo
+    inputs = to_tensor_nest(tuple(algo.to_tensors(s) for s in recorder.all_samples))
+    initial = [v.numpy() for v in algo.meta_variables]
+
+    def reset() -> None:
+        for var, value in zip(algo.meta_variables, initial, strict=True):
+            var.assign(value)
+
+    return algo, inputs, reset
 
 
 def main() -> None:
@@ -65,26 +89,13 @@ def main() -> None:
     tf.config.threading.set_intra_op_parallelism_threads(args.intra)
     tf.config.threading.set_inter_op_parallelism_threads(args.inter)
 
-    from benchmarks.iteration_benchmark import WORKLOADS, Recorder, build_trainer, run_iterations
     from benchmarks.machine_info import load_average, machine_info
     from meta_policy_search.meta_algos.forward import log_likelihood
     from meta_policy_search.optimizers import ConjugateGradientOptimizer
-    from meta_policy_search.optimizers.utils import to_tensor_nest
-    from meta_policy_search.utils import logger
 
-    logger.configure(dir=tempfile.mkdtemp(prefix="trpo_step_profile_"), format_strs=["log"])
-    trainer, _ = build_trainer("trpo_maml", WORKLOADS["W0"])
-    recorder = Recorder(trainer)
-    run_iterations(trainer, args.iterations)
-    algo = trainer.algo
+    algo, inputs, reset = w0_step_inputs(args.iterations)
     run_optimizer = algo.optimizer
     jit = run_optimizer.jit_compile
-    inputs = to_tensor_nest(tuple(algo.to_tensors(s) for s in recorder.all_samples))
-    initial = [v.numpy() for v in algo.meta_variables]
-
-    def reset() -> None:
-        for var, value in zip(algo.meta_variables, initial, strict=True):
-            var.assign(value)
 
     def optimizer(**changes: object) -> ConjugateGradientOptimizer:
         settings = dict(cg_iters=run_optimizer.cg_iters, hvp_approach=run_optimizer.hvp_approach,

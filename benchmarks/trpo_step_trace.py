@@ -15,6 +15,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -81,6 +82,53 @@ def phase(count_per_step: float, cg_iters: int, evals: int) -> str:
     return "other"
 
 
+_INSTRUCTION = re.compile(r"\s*(ROOT )?%([\w.\-]+) = (.*)")
+_NOT_WORK = ("parameter", "get-tuple-element", "constant", "tuple")
+
+
+def loop_invariant_work(hlo: str) -> dict[str, dict[str, int]]:
+    """Per while-loop body of an HLO module: its instructions, and those that do work (not a
+    parameter, tuple access or constant) yet depend on no loop-carried value that changes.
+
+    A carried value is unchanged when the body's root tuple passes element ``i`` of its
+    parameter straight back as element ``i``; work that reads only such values is repeated in
+    every iteration with the same result and could be computed once before the loop.
+    """
+    out = {}
+    lines = hlo.split("\n")
+    for start, header in enumerate(lines):
+        if not (header.startswith("%") and "body" in header.split("(")[0]):
+            continue
+        defs: dict[str, tuple[str, list[str]]] = {}
+        root = ""
+        for line in lines[start + 1:]:
+            if line.strip() == "}":
+                break
+            match = _INSTRUCTION.match(line)
+            if match:
+                rest = match.group(3).split(", metadata")[0]
+                defs[match.group(2)] = (rest, re.findall(r"%([\w.\-]+)", rest.split(", calls=")[0]))
+                if match.group(1):
+                    root = match.group(2)
+        element = {name: int(m.group(1)) for name, (rest, _) in defs.items()
+                   if (m := re.search(r"get-tuple-element\(.*index=(\d+)", rest))}
+        passed = {element[op] for i, op in enumerate(defs[root][1]) if element.get(op) == i}
+        changing = {name for name, i in element.items() if i not in passed}
+        grew = True
+        while grew:
+            grew = False
+            for name, (_, operands) in defs.items():
+                if name not in changing and any(op in changing for op in operands):
+                    changing.add(name)
+                    grew = True
+        work = [name for name, (rest, _) in defs.items()
+                if not re.search(r"(^|[\s}])(" + "|".join(_NOT_WORK) + r")\(", rest)]
+        out[header.split(" ")[0].lstrip("%")] = {
+            "instructions": len(defs), "work": len(work),
+            "invariant_work": sum(name not in changing for name in work)}
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=3, help="traced step calls")
@@ -90,24 +138,20 @@ def main() -> None:
 
     import tensorflow as tf
 
-    from benchmarks.iteration_benchmark import WORKLOADS, Recorder, build_trainer, run_iterations
-    from meta_policy_search.optimizers.utils import to_tensor_nest
-    from meta_policy_search.utils import logger
+    from benchmarks.trpo_step_profile import w0_step_inputs
 
-    logger.configure(dir=tempfile.mkdtemp(prefix="trpo_step_trace_"), format_strs=["log"])
-    trainer, _ = build_trainer("trpo_maml", WORKLOADS["W0"])
-    recorder = Recorder(trainer)
-    run_iterations(trainer, 2)
-    algo = trainer.algo
-    inputs = to_tensor_nest(tuple(algo.to_tensors(s) for s in recorder.all_samples))
-    initial = [v.numpy() for v in algo.meta_variables]
+    algo, inputs, reset = w0_step_inputs(2)
 
     def call() -> int:
-        for var, value in zip(algo.meta_variables, initial, strict=True):
-            var.assign(value)
+        reset()
         return int(algo.optimizer._step_tf(inputs)["NumBacktracks"])
 
     backtracks = call()
+    invariance = loop_invariant_work(
+        algo.optimizer._step_tf.experimental_get_compiler_ir(inputs)(stage="optimized_hlo"))
+    for body, n in invariance.items():
+        print(f"{body}: {n['instructions']} instructions, {n['work']} doing work, "
+              f"{n['invariant_work']} of those loop-invariant")
     logdir = Path(tempfile.mkdtemp(prefix="trpo_trace_"))
     tf.profiler.experimental.start(str(logdir))
     for _ in range(args.calls):
@@ -131,7 +175,7 @@ def main() -> None:
         print(f"{ms:9.1f} ms {ms / leaf_ms:6.1%}  {kind:32s} {where}")
     if args.json:
         args.json.write_text(json.dumps({
-            "calls": args.calls, "num_backtracks": backtracks, "step_ms": step_ms,
+            "calls": args.calls, "num_backtracks": backtracks, "loop_bodies": invariance, "step_ms": step_ms,
             "leaf_ms": leaf_ms, "table": [{"kind": k, "where": w, "ms_per_step": ms}
                                           for (k, w), ms in table.items()], "rows": [
             {"name": n, "ms_per_step": t["us"] / 1e3 / args.calls,
