@@ -52,7 +52,8 @@ PAIRS = (("step_graph", "step"), ("G_graph", "G_xla"), ("step", "G_xla"), ("eval
 
 def w0_step_inputs(iterations: int) -> tuple[Any, Any, Callable[[], None]]:
     """The W0 TRPO-MAML run after ``iterations`` iterations: its algorithm, its last outer-step
-    batches as the step's inputs, and a reset of the parameters to their values before that step.
+    batches as the step's inputs, and a reset of the parameters to their values before that step
+    (those that sampled the batches).
     """
     from benchmarks.iteration_benchmark import WORKLOADS, Recorder, build_trainer, run_iterations
     from meta_policy_search.optimizers.utils import to_tensor_nest
@@ -61,10 +62,19 @@ def w0_step_inputs(iterations: int) -> tuple[Any, Any, Callable[[], None]]:
     logger.configure(dir=tempfile.mkdtemp(prefix="trpo_step_profile_"), format_strs=["log"])
     trainer, _ = build_trainer("trpo_maml", WORKLOADS["W0"])
     recorder = Recorder(trainer)
-    run_iterations(trainer, iterations)
     algo = trainer.algo
+    # The parameters the last batch was sampled with: after the run's own outer step the KL
+    # from the sampling policy is no longer 0 and the line search backtracks further.
+    initial: list[Any] = []
+    optimize = algo.optimize_policy
+
+    def optimize_policy(all_samples: Any) -> dict[str, float]:
+        initial[:] = [v.numpy() for v in algo.meta_variables]
+        return optimize(all_samples)
+
+    algo.optimize_policy = optimize_policy
+    run_iterations(trainer, iterations)
     inputs = to_tensor_nest(tuple(algo.to_tensors(s) for s in recorder.all_samples))
-    initial = [v.numpy() for v in algo.meta_variables]
 
     def reset() -> None:
         for var, value in zip(algo.meta_variables, initial, strict=True):
@@ -164,6 +174,8 @@ def main() -> None:
             wall[name].append(time.perf_counter() - w0)
             cpu[name].append(time.process_time() - c0)
     reset()
+    stats = {k: float(v) for k, v in run_optimizer._step_tf(inputs).items()}
+    reset()
     med_wall = {k: statistics.median(v) for k, v in wall.items()}
     med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
     paired = {}
@@ -176,13 +188,14 @@ def main() -> None:
     result = {
         "jit_compile_of_run": jit, "hvp_approach": run_optimizer.hvp_approach,
         "cg_iters": run_optimizer.cg_iters, "threads": {"intra": args.intra, "inter": args.inter},
-        "num_backtracks": backtracks, "parameter_digests": digests, "paired_ratios": paired,
+        "num_backtracks": backtracks, "run_step_stats": stats, "parameter_digests": digests,
+        "paired_ratios": paired,
         "repeats": args.repeats,
         "median_wall_s": med_wall, "median_cpu_s": med_cpu, "wall_s": wall, "cpu_s": cpu,
         "machine": machine_info(tensorflow=tf.__version__, numpy=np.__version__),
         "load_average_start": load_start, "load_average_end": load_average(),
     }
-    print(f"run step compiled with XLA: {jit}; NumBacktracks {backtracks}")
+    print(f"run step compiled with XLA: {jit}; NumBacktracks {backtracks}; the run's step: {stats}")
     g = med_cpu.get("G_xla")
     for name in pieces:
         ratio = f", {med_cpu[name] / g:.2f} G_xla (cpu)" if g else ""
