@@ -35,7 +35,6 @@ import resource
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -200,8 +199,56 @@ def instrument(clock: CpuClock, extra: dict[str, Any]) -> None:
     ConjugateGradientOptimizer.optimize = optimize_and_probe  # type: ignore[method-assign]
 
 
+FULL = {"meta_batch_size": 20, "rollouts_per_meta_task": 10, "max_path_length": 500,
+        "phases": 2, "n_itr": 100}
+"""The ``ML10`` paper config's sizes (``meta_policy_search/data/paper_configs.json``)."""
+
+FULL_STEPS = (FULL["meta_batch_size"] * FULL["rollouts_per_meta_task"]
+              * FULL["max_path_length"] * FULL["phases"])
+"""Env steps (and samples) per full iteration: 200,000."""
+
+
+def summarize(path: str) -> list[str]:
+    """Markdown rows of a result file: mean CPU seconds per part over the iterations after the
+    first, per env step, and scaled linearly to :data:`FULL_STEPS`."""
+    with open(path) as f:
+        result = json.load(f)
+    args = result["args"]
+    steps = (args["meta_batch_size"] * args["rollouts_per_meta_task"]
+             * FULL["max_path_length"] * FULL["phases"])
+    measured = result["iterations"][1:]
+    labels = sorted({label for it in measured for label in it["parts"]})
+    lines = [f"`{os.path.basename(path)}`: meta-batch {args['meta_batch_size']}, "
+             f"{args['rollouts_per_meta_task']} episodes, {steps} env steps (samples) per "
+             f"iteration, iterations {[it['itr'] for it in measured]}, peak RSS "
+             f"{result['peak_rss_mb']:.0f} MB, load average {result['loadavg_start'][0]:.1f} to "
+             f"{result['loadavg_end'][0]:.1f}", "",
+             "| part | CPU s / iteration | CPU us / env step | scaled to 200,000 steps (CPU s) |",
+             "|---|---:|---:|---:|"]
+    rows = [(label, [it["parts"].get(label, {"cpu_s": 0.0})["cpu_s"] for it in measured])
+            for label in labels]
+    probes = [it.get("probes_total_cpu_s", 0.0) for it in measured]
+    rows.append(("whole iteration (less the probes)",
+                 [it["iteration_cpu_s"] - p for it, p in zip(measured, probes)]))
+    for label, values in rows:
+        mean = sum(values) / len(values)
+        lines.append(f"| {label} | {mean:.2f} | {1e6 * mean / steps:.0f} | "
+                     f"{mean * FULL_STEPS / steps:.0f} |")
+    for key in ("num_backtracks", "probe/loss_cpu_s", "probe/hvp_cpu_s"):
+        values = [it.get(key) for it in measured]
+        lines.append(f"| {key} (each iteration) | "
+                     f"{', '.join('-' if v is None else f'{v:.2f}' for v in values)} | | |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     """Measure the floor and a few reduced iterations; write the JSON."""
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv and argv[0] == "--summarize":
+        for path in argv[1:]:
+            print("\n".join(summarize(path)) + "\n")
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--meta_batch_size", type=int, default=4)
     parser.add_argument("--rollouts_per_meta_task", type=int, default=2)
