@@ -1,4 +1,4 @@
-"""Where an ML10 TRPO-MAML iteration's time goes, in CPU seconds per phase, at reduced sizes.
+"""Where an ML10 TRPO-MAML (or ProMP) iteration's time goes, in CPU seconds per phase, at reduced sizes.
 
 The ``ML10`` paper config (Meta-World+'s MAML-TRPO: meta-batch 20, 10 episodes of H = 500 per
 task and phase, (512, 512) tanh policy, 100 iterations) samples 200,000 env steps per iteration
@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import collections
 import concurrent.futures
+import importlib
 import json
 import multiprocessing
 import os
@@ -173,6 +174,7 @@ def instrument(clock: CpuClock, extra: dict[str, Any]) -> None:
     from meta_policy_search.baselines.linear_baseline import LinearModelBaseline
     from meta_policy_search.envs.metaworld_envs import MetaWorldBenchmarkEnv
     from meta_policy_search.meta_algos.base import MAMLAlgo
+    from meta_policy_search.meta_algos.pro_mp import ProMP
     from meta_policy_search.meta_trainer import Trainer
     from meta_policy_search.optimizers.conjugate_gradient_optimizer import (
         ConjugateGradientOptimizer,
@@ -190,6 +192,7 @@ def instrument(clock: CpuClock, extra: dict[str, Any]) -> None:
     clock.wrap(LinearModelBaseline, "fit", "sample_processing/baseline.fit")
     clock.wrap(MAMLAlgo, "adapt_policy", "inner_step")
     clock.wrap(MAMLAlgo, "optimize_policy", "outer_step")
+    clock.wrap(ProMP, "optimize_policy", "outer_step")  # its own, not MAMLAlgo's
     clock.wrap(Trainer, "save", "checkpoint")
 
     optimize = ConjugateGradientOptimizer.optimize
@@ -214,6 +217,9 @@ def instrument(clock: CpuClock, extra: dict[str, Any]) -> None:
 
     ConjugateGradientOptimizer.optimize = optimize_and_probe  # type: ignore[method-assign]
 
+
+ALGORITHMS = ("trpo_maml", "promp")
+"""The meta-algorithms whose run scripts this measures."""
 
 FULL = {"meta_batch_size": 20, "rollouts_per_meta_task": 10, "max_path_length": 500,
         "phases": 2, "n_itr": 100}
@@ -270,6 +276,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rollouts_per_meta_task", type=int, default=2)
     parser.add_argument("--envs_per_task", type=int, default=2)
     parser.add_argument("--n_itr", type=int, default=3)
+    parser.add_argument("--algo", choices=ALGORITHMS, default="trpo_maml",
+                        help="the run script: experiments/<algo>_run_mujoco.py (the probes are "
+                             "TRPO's; ProMP's outer step is timed whole)")
     parser.add_argument("--floor_steps", type=int, default=1000)
     parser.add_argument("--output", required=True)
     args = parser.parse_args(argv)
@@ -303,7 +312,7 @@ def main(argv: list[str] | None = None) -> None:
 
     Trainer._run_iteration = timed_iteration  # type: ignore[method-assign]
     sys.path.insert(0, EXPERIMENTS)
-    from trpo_maml_run_mujoco import main as train
+    train = importlib.import_module(f"{args.algo}_run_mujoco").main
 
     with tempfile.TemporaryDirectory() as run_dir:
         train(["--env", "ML10", "--seed", "1", "--executor", "iterative",

@@ -532,10 +532,10 @@ COST_FILES = ("cost_mb10_r2.json", "cost_mb10_r4.json")
 """The two reduced-iteration measurements, in the order of the page's columns."""
 
 
-def cost_runs() -> list[dict]:
-    """The measurements of :data:`COST_FILES`."""
+def cost_runs(files: tuple[str, ...] = COST_FILES) -> list[dict]:
+    """The measurements of ``files`` (in ``benchmarks/results/metaworld_ml10``)."""
     runs = []
-    for name in COST_FILES:
+    for name in files:
         with open(os.path.join(RESULTS, "metaworld_ml10", name)) as f:
             runs.append(json.load(f))
     return runs
@@ -616,10 +616,11 @@ def weighted_share(group: str) -> float:
             / sum(r["step_s"] for r in rows))
 
 
-def wall_estimate() -> list[float]:
-    """Seconds per iteration on 2 quiet cores, ``[low, high]``: sampling halved; the outer step
-    halved (low) or not (high); the rest on one core."""
-    runs = cost_runs()
+def wall_estimate(runs: list[dict] | None = None) -> list[float]:
+    """Seconds per iteration on 2 quiet cores, ``[low, high]`` over ``runs`` (default: the
+    TRPO-MAML files): sampling halved; the outer step halved (low) or not (high); the rest on
+    one core."""
+    runs = cost_runs() if runs is None else runs
     sampling = [cost_scaled(run, "sampling") for run in runs]
     outer = [cost_scaled(run, "outer_step") for run in runs]
     rest = [cost_scaled(run, "inner_step") + cost_scaled(run, "sample_processing")
@@ -636,6 +637,9 @@ def probe(run: dict, key: str) -> list[float]:
 
 def _cost_claims() -> list[Claim | Table | Unchecked]:
     runs = cost_runs
+
+    def promp() -> list[dict]:
+        return cost_runs(("cost_promp_mb10_r2.json",))
 
     def whole() -> list[float]:
         return [cost_scaled(run, "whole") for run in runs()]
@@ -735,6 +739,21 @@ def _cost_claims() -> list[Claim | Table | Unchecked]:
         Claim(COST_PAGE, "at about 0.5-0.8 ms of mostly Python each", lambda: [
             1e3 * floor_mean("step_s"),
             max(1e3 * cost_mean(r, "sampling/env.step") / cost_steps(r) for r in runs())]),
+        Claim(COST_PAGE, "sampling costs the same (888 us per step, 178 CPU s scaled), the outer "
+              "step 200 us per sample (40 CPU s scaled, against TRPO's 117-138), the whole "
+              "iteration 225 CPU s scaled", lambda: [
+                  1e6 * cost_mean(promp()[0], "sampling") / cost_steps(promp()[0]),
+                  cost_scaled(promp()[0], "sampling"),
+                  1e6 * cost_mean(promp()[0], "outer_step") / cost_steps(promp()[0]),
+                  cost_scaled(promp()[0], "outer_step"),
+                  *sorted(cost_scaled(r, "outer_step") for r in runs()),
+                  cost_scaled(promp()[0], "whole")], integers=True),
+        Claim(COST_PAGE, "**116-136 s (1.9-2.3 min) per iteration on 2 quiet cores, 3.2-3.8 h per "
+              "run** (the range is the outer step's two-thread scaling only: one file), and 6.3 h "
+              "if the run gets one core", lambda: [
+                  *wall_estimate(promp()), *(s / 60 for s in wall_estimate(promp())), 2,
+                  *(100 * s / 3600 for s in wall_estimate(promp())),
+                  100 * cost_scaled(promp()[0], "whole") / 3600], integers=True),
         Unchecked(COST_PAGE, "The estimate (4.1-6.6 h on 2 quiet cores)",
                   "the estimate of the section above, recomputed there"),
     ]
