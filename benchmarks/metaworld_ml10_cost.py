@@ -19,10 +19,14 @@ process, TensorFlow's threads included; much less sensitive to other jobs than w
   checkpoint; the process's peak resident memory.
 
 Costs per env step and per sample are then scaled to the full config
-(``benchmarks/results/metaworld_ml10/cost.md`` says how). Usage::
+(``benchmarks/results/metaworld_ml10/cost.md`` says how). A meta-batch that is a multiple of the
+10 training classes keeps every env copy on one class, as the full config does. Usage::
 
-    .venv-metaworld/bin/python benchmarks/metaworld_ml10_cost.py --meta_batch_size 4 \
-        --rollouts_per_meta_task 2 --n_itr 3 --output benchmarks/results/metaworld_ml10/cost_mb4_r2.json
+    .venv-metaworld/bin/python benchmarks/metaworld_ml10_cost.py --meta_batch_size 10 \
+        --rollouts_per_meta_task 2 --output benchmarks/results/metaworld_ml10/cost_mb10_r2.json
+    .venv-metaworld/bin/python benchmarks/metaworld_ml10_cost.py --algo promp --floor_steps 0 \
+        --output benchmarks/results/metaworld_ml10/cost_promp_mb10_r2.json
+    python benchmarks/metaworld_ml10_cost.py --summarize benchmarks/results/metaworld_ml10/cost_*.json
 """
 
 from __future__ import annotations
@@ -272,7 +276,7 @@ def main(argv: list[str] | None = None) -> None:
             print("\n".join(summarize(path)) + "\n")
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--meta_batch_size", type=int, default=4)
+    parser.add_argument("--meta_batch_size", type=int, default=10)
     parser.add_argument("--rollouts_per_meta_task", type=int, default=2)
     parser.add_argument("--envs_per_task", type=int, default=2)
     parser.add_argument("--n_itr", type=int, default=3)
