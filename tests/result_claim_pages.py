@@ -526,7 +526,242 @@ LONG_CLAIMS = [
                    max(LONG_PROMP.over("KLInner", first=345)[0])]),
 ]
 
+# ---------------------------------------------------------------------------- ML10 cost
+COST_PAGE = "benchmarks/results/metaworld_ml10/cost.md"
+COST_FILES = ("cost_mb10_r2.json", "cost_mb10_r4.json")
+"""The two reduced-iteration measurements, in the order of the page's columns."""
+
+
+def cost_runs(files: tuple[str, ...] = COST_FILES) -> list[dict]:
+    """The measurements of ``files`` (in ``benchmarks/results/metaworld_ml10``)."""
+    runs = []
+    for name in files:
+        with open(os.path.join(RESULTS, "metaworld_ml10", name)) as f:
+            runs.append(json.load(f))
+    return runs
+
+
+def cost_steps(run: dict) -> int:
+    """Env steps (and samples) of one reduced iteration."""
+    full = benchmark_module("metaworld_ml10_cost").FULL
+    args = run["args"]
+    return (args["meta_batch_size"] * args["rollouts_per_meta_task"]
+            * full["max_path_length"] * full["phases"])
+
+
+def cost_mean(run: dict, label: str) -> float:
+    """Mean CPU seconds of a part over the iterations after the first (``whole``: the
+    iteration less its probes)."""
+    measured = run["iterations"][1:]
+    if label == "whole":
+        return mean([it["iteration_cpu_s"] - it.get("probes_total_cpu_s", 0.0) for it in measured])
+    return mean([it["parts"].get(label, {"cpu_s": 0.0})["cpu_s"] for it in measured])
+
+
+def cost_scaled(run: dict, label: str) -> float:
+    """A part's CPU seconds scaled linearly to a full iteration."""
+    full_steps = benchmark_module("metaworld_ml10_cost").FULL_STEPS
+    return cost_mean(run, label) * full_steps / cost_steps(run)
+
+
+def low_high(values: list[float]) -> list[float]:
+    """``[low, high]``, or one value when both round to the same integer."""
+    low, high = min(values), max(values)
+    return [low] if round(low) == round(high) else [low, high]
+
+
+def cost_row(label: str):
+    """A row of the per-phase table: us per step of each file, then the scaled range."""
+    def cell(column: str) -> list[float]:
+        runs = cost_runs()
+        if column.endswith("us / step"):
+            run = runs[0] if "2 eps" in column else runs[1]
+            return [1e6 * cost_mean(run, label) / cost_steps(run)]
+        if label == "checkpoint":  # written as a bound: it does not scale with the steps
+            largest = max(cost_mean(run, label) for run in runs)
+            return [0.1] if largest < 0.1 else [largest]
+        return low_high([cost_scaled(run, label) for run in runs])
+    return cell
+
+
+def floor_rows() -> dict:
+    """The rows of the floor table, one per ML10 training class and the mean."""
+    columns = {"`env.step` us": ("step_s", 1e6), "`mj_step` us": ("mj_step_s", 1e6),
+               "reset ms": ("reset_s", 1e3), "build s": ("build_s", 1.0),
+               "build MB": ("build_rss_mb", 1.0)}
+
+    def floor() -> dict:
+        return cost_runs()[0]["floor"]
+
+    def row(name: str | None):
+        def cell(column: str) -> list[float]:
+            key, scale = columns[column]
+            rows = floor().values() if name is None else [floor()[name]]
+            return [scale * mean([r[key] for r in rows])]
+        return cell
+    classes = ("reach", "push", "pick-place", "door-open", "drawer-close", "button-press-topdown",
+               "peg-insert-side", "window-open", "sweep", "basketball")
+    return {**{c: row(f"{c}-v3") for c in classes}, "mean": row(None)}
+
+
+def floor_mean(key: str) -> float:
+    """The floor's mean over the classes."""
+    return mean([r[key] for r in cost_runs()[0]["floor"].values()])
+
+
+def weighted_share(group: str) -> float:
+    """A cProfile group's share of the floor's step time, weighted by each class's step time."""
+    rows = cost_runs()[0]["floor"].values()
+    return (sum(r["profile_shares"][group] * r["step_s"] for r in rows)
+            / sum(r["step_s"] for r in rows))
+
+
+def wall_estimate(runs: list[dict] | None = None) -> list[float]:
+    """Seconds per iteration on 2 quiet cores, ``[low, high]`` over ``runs`` (default: the
+    TRPO-MAML files): sampling halved; the outer step halved (low) or not (high); the rest on
+    one core."""
+    runs = cost_runs() if runs is None else runs
+    sampling = [cost_scaled(run, "sampling") for run in runs]
+    outer = [cost_scaled(run, "outer_step") for run in runs]
+    rest = [cost_scaled(run, "inner_step") + cost_scaled(run, "sample_processing")
+            + cost_mean(run, "checkpoint") for run in runs]
+    return [min(sampling) / 2 + min(outer) / 2 + min(rest),
+            max(sampling) / 2 + max(outer) + max(rest)]
+
+
+def probe(run: dict, key: str) -> list[float]:
+    """``[low, high]`` of a probe over the measured iterations."""
+    values = [it[key] for it in run["iterations"][1:]]
+    return [min(values), max(values)]
+
+
+def _cost_claims() -> list[Claim | Table | Unchecked]:
+    runs = cost_runs
+
+    def promp() -> list[dict]:
+        return cost_runs(("cost_promp_mb10_r2.json",))
+
+    def whole() -> list[float]:
+        return [cost_scaled(run, "whole") for run in runs()]
+
+    def walls() -> list[float]:
+        """This session's wall minutes per iteration, scaled to a full one."""
+        full_steps = benchmark_module("metaworld_ml10_cost").FULL_STEPS
+        return [it["iteration_wall_s"] * full_steps / cost_steps(run) / 60
+                for run in runs() for it in run["iterations"][1:]]
+
+    rows = {"sampling (all)": "sampling", "- of which `env.step`": "sampling/env.step",
+            "- of which the policy's forward pass": "sampling/policy.sample",
+            "- of which `env.reset`": "sampling/env.reset",
+            "- of which `set_task` (after iteration 0)": "sampling/env.set_task",
+            "sample processing (baseline fit, GAE)": "sample_processing",
+            "inner step": "inner_step",
+            "outer step (TRPO: gradient, 10 CG products, line search)": "outer_step",
+            "checkpoint": "checkpoint", "**whole iteration**": "whole"}
+    return [
+        Unchecked(COST_PAGE, "TRPO with 10 CG iterations, KL 0.01, 100 iterations",
+                  "the ML10 entry of meta_policy_search/data/paper_configs.json"),
+        Claim(COST_PAGE, "(load average 4.6-6.5 during the runs)", lambda: [
+            min(min(r["loadavg_start"][0], r["loadavg_end"][0]) for r in runs() + promp()),
+            max(max(r["loadavg_start"][0], r["loadavg_end"][0]) for r in runs() + promp())]),
+        Table(COST_PAGE, "class | `env.step` us", rows=floor_rows(), integers=True),
+        Claim(COST_PAGE, "`set_task` costs 15-22 us", lambda: [
+            1e6 * min(r["set_task_s"] for r in runs()[0]["floor"].values()),
+            1e6 * max(r["set_task_s"] for r in runs()[0]["floor"].values())], integers=True),
+        Claim(COST_PAGE, "(96 of 491 us on average)",
+              lambda: [1e6 * floor_mean("mj_step_s"), 1e6 * floor_mean("step_s")], integers=True),
+        Claim(COST_PAGE, "`mj_step` 15 %, `touching_object` (a Python loop over the contacts, in "
+              "push, pick-place and sweep) 11 %, scipy's `Rotation.from_matrix`/`as_quat` (object "
+              "quaternions in the observation) 17 %",
+              lambda: [100 * weighted_share(g)
+                       for g in ("mj_step", "touching_object", "scipy_rotation")], integers=True),
+        Table(COST_PAGE, "part | mb 10 x 2 eps: us / step",
+              rows={row: cost_row(label) for row, label in rows.items()}, integers=True),
+        Claim(COST_PAGE, "`env.step` inside the sampler is 87 % of the sampling time; the loop "
+              "around it (policy, resets, bookkeeping) is the other 13 %", lambda: [
+                  share := 100 * mean([cost_mean(r, "sampling/env.step") / cost_mean(r, "sampling")
+                                       for r in runs()]), 100 - share], integers=True),
+        Claim(COST_PAGE, "builds one Meta-World env once (0.16 s, ~19 MB;",
+              lambda: [floor_mean("build_s"), floor_mean("build_rss_mb")], integers=True),
+        Claim(COST_PAGE, "(692 and 586 us;", lambda: [
+            1e6 * cost_mean(r, "outer_step") / cost_steps(r) for r in runs()], integers=True),
+        Claim(COST_PAGE, "one loss evaluation (what a line-search step costs) 0.27-0.30 s and one "
+              "Hessian-vector product 1.35-1.36 s at 20,000 samples (0.51-0.52 s and 2.3-2.5 s at "
+              "40,000)", lambda: [*probe(runs()[0], "probe/loss_cpu_s"),
+                                  *probe(runs()[0], "probe/hvp_cpu_s"),
+                                  *probe(runs()[1], "probe/loss_cpu_s"),
+                                  *probe(runs()[1], "probe/hvp_cpu_s")]),
+        Claim(COST_PAGE, "at the probe's cost would take 14.9 s, more than the whole step (13.8 s;",
+              lambda: [11 * mean(probe(runs()[0], "probe/hvp_cpu_s")),
+                       cost_mean(runs()[0], "outer_step")]),
+        Claim(COST_PAGE, "the outer step 27.9 s instead of 13.8 (tracing and XLA compilation), the "
+              "inner step 1.6 s instead of 0.3, and the envs' first builds (3.5 s for 20 copies;",
+              lambda: [runs()[0]["iterations"][0]["parts"]["outer_step"]["cpu_s"],
+                       cost_mean(runs()[0], "outer_step"),
+                       runs()[0]["iterations"][0]["parts"]["inner_step"]["cpu_s"],
+                       cost_mean(runs()[0], "inner_step"),
+                       runs()[0]["iterations"][0]["parts"]["sampling/env.set_task"]["cpu_s"]]),
+        Claim(COST_PAGE, "the training process peaked at 2115 MB (20,000 samples per iteration) "
+              "and 2579 MB (40,000), 23 KB per sample more; linear to 200,000 samples that is "
+              "about 6.3 GB", lambda: [
+                  runs()[0]["peak_rss_mb"], 20000, runs()[1]["peak_rss_mb"], 40000,
+                  slope := 1000 * (runs()[1]["peak_rss_mb"] - runs()[0]["peak_rss_mb"])
+                  / (cost_steps(runs()[1]) - cost_steps(runs()[0])), 200000,
+                  (runs()[0]["peak_rss_mb"] + slope / 1000 * (200000 - cost_steps(runs()[0])))
+                  / 1000], integers=True),
+        Claim(COST_PAGE, "The sampler's 40 env copies add about 0.8 GB (19 MB each)",
+              lambda: [40, 40 * floor_mean("build_rss_mb") / 1000, floor_mean("build_rss_mb")],
+              integers=True),
+        Claim(COST_PAGE, "85-90 s at best", lambda: sorted(
+            cost_scaled(r, "sampling") / 2 for r in runs()), integers=True),
+        Claim(COST_PAGE, "between 59-69 s (perfect two-thread scaling) and 117-138 s (none)",
+              lambda: [*sorted(cost_scaled(r, "outer_step") / 2 for r in runs()),
+                       *sorted(cost_scaled(r, "outer_step") for r in runs())], integers=True),
+        Claim(COST_PAGE, "(inner step, processing, checkpoint): 6-8 s", lambda: sorted(
+            cost_scaled(r, "inner_step") + cost_scaled(r, "sample_processing")
+            + cost_mean(r, "checkpoint") for r in runs()), integers=True),
+        Claim(COST_PAGE, "That is **149-236 s (2.5-3.9 min) per iteration, 4.1-6.6 h for the 100 "
+              "iterations**", lambda: [*wall_estimate(), *(s / 60 for s in wall_estimate()),
+                                      *(100 * s / 3600 for s in wall_estimate()), 100],
+              integers=True),
+        Claim(COST_PAGE, "(iteration 0's graphs, about 15 s more CPU here; the env builds, "
+              "40 x 0.16 s;", lambda: [
+                  0, runs()[0]["iterations"][0]["parts"]["outer_step"]["cpu_s"]
+                  - cost_mean(runs()[0], "outer_step")
+                  + runs()[0]["iterations"][0]["parts"]["inner_step"]["cpu_s"]
+                  - cost_mean(runs()[0], "inner_step"), 40, floor_mean("build_s")],
+              integers=True),
+        Claim(COST_PAGE, "takes roughly the whole CPU time: 293-327 s per iteration, 8-9 h",
+              lambda: [*sorted(whole()), *(100 * s / 3600 for s in sorted(whole()))],
+              integers=True),
+        Claim(COST_PAGE, "i.e. 8.5-12 min per full iteration", lambda: [min(walls()), max(walls())],
+              integers=True),
+        Claim(COST_PAGE, "at about 0.5-0.8 ms of mostly Python each", lambda: [
+            1e3 * floor_mean("step_s"),
+            max(1e3 * cost_mean(r, "sampling/env.step") / cost_steps(r) for r in runs())]),
+        Claim(COST_PAGE, "sampling costs the same (888 us per step, 178 CPU s scaled), the outer "
+              "step 200 us per sample (40 CPU s scaled, against TRPO's 117-138), the whole "
+              "iteration 225 CPU s scaled", lambda: [
+                  1e6 * cost_mean(promp()[0], "sampling") / cost_steps(promp()[0]),
+                  cost_scaled(promp()[0], "sampling"),
+                  1e6 * cost_mean(promp()[0], "outer_step") / cost_steps(promp()[0]),
+                  cost_scaled(promp()[0], "outer_step"),
+                  *sorted(cost_scaled(r, "outer_step") for r in runs()),
+                  cost_scaled(promp()[0], "whole")], integers=True),
+        Claim(COST_PAGE, "**116-136 s (1.9-2.3 min) per iteration on 2 quiet cores, 3.2-3.8 h per "
+              "run** (the range is the outer step's two-thread scaling only: one file), and 6.3 h "
+              "if the run gets one core", lambda: [
+                  *wall_estimate(promp()), *(s / 60 for s in wall_estimate(promp())), 2,
+                  *(100 * s / 3600 for s in wall_estimate(promp())),
+                  100 * cost_scaled(promp()[0], "whole") / 3600], integers=True),
+        Unchecked(COST_PAGE, "The estimate (4.1-6.6 h on 2 quiet cores)",
+                  "the estimate of the section above, recomputed there"),
+    ]
+
+
+COST_CLAIMS = _cost_claims()
+
 PAGE_CLAIMS: list[Claim | Table | Unchecked] = [
     *HOPPER_CLAIMS, *WALKER_CLAIMS, *HUMANOID_CLAIMS, *HVP_CLAIMS, *CHEETAH_CLAIMS, *VARIANCE_CLAIMS,
-    *LONG_CLAIMS]
+    *LONG_CLAIMS, *COST_CLAIMS]
 """The results READMEs' declarations, page by page."""
