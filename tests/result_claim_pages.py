@@ -507,12 +507,15 @@ VARIANCE_CLAIMS = [
 # ---------------------------------------------------------------------------- to 1e8
 LONG_PAGE = "benchmarks/results/reproduction_1e8/README.md"
 LONG_PROMP = Runs("reproduction_1e8/promp/HalfCheetahRandDirecEnv/seed_1")
+LONG_TRPO = Runs("reproduction_1e8/trpo_maml/HalfCheetahRandDirecEnv/seed_1")
 COLLAPSE = 337
 """The iteration of ProMP seed 1's fall, the first after the KLInner spike."""
 
 LONG_CLAIMS = [
     Claim(LONG_PAGE, "ProMP seed 1 reads 216.2 at 2e7, 247.3 at 5e7 and 112.9 at 1e8",
           lambda: [*LONG_PROMP.at(2e7), *LONG_PROMP.at(5e7), *LONG_PROMP.at(1e8)]),
+    Claim(LONG_PAGE, "MAML-TRPO seed 1 reads 185.3 at 2e7, 211.3 at 5e7 and 235.3 at 1e8",
+          lambda: [*LONG_TRPO.at(2e7), *LONG_TRPO.at(5e7), *LONG_TRPO.at(1e8)]),
     Claim(LONG_PAGE, "falls from 235.4 at iteration 336 to 1.0 at iteration 337",
           lambda: [*LONG_PROMP.itr(COLLAPSE - 1), *LONG_PROMP.itr(COLLAPSE)]),
     Claim(LONG_PAGE, "its highest value afterwards is 125.7, its mean over the last 25 iterations "
