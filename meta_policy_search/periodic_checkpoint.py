@@ -14,6 +14,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from meta_policy_search.utils.checkpoint_lookup import (
+    CHECKPOINT_PREFIX,
+    checkpoint_dirs,
+    checkpoint_name_iteration,
+)
+
 EVERY_DIR_NAME = "checkpoints_every"
 """Sub-directory of a run directory holding the ``--keep_every`` checkpoints."""
 
@@ -21,17 +27,14 @@ EVERY_DIR_NAME = "checkpoints_every"
 def kept_checkpoint_dir(run_dir: str, itr: int) -> str:
     """``run_dir/checkpoints_every/itr_<itr, 6 digits>``: where iteration ``itr``'s kept
     checkpoint lives."""
-    return os.path.join(run_dir, EVERY_DIR_NAME, f"itr_{int(itr):06d}")
+    return os.path.join(run_dir, EVERY_DIR_NAME, f"{CHECKPOINT_PREFIX}{int(itr):06d}")
 
 
 def kept_iterations(run_dir: str) -> list[int]:
     """The iterations with a ``--keep_every`` checkpoint directory in ``run_dir``, ascending
     (whether each holds a complete checkpoint is checked where one is read)."""
-    root = os.path.join(run_dir, EVERY_DIR_NAME)
-    if not os.path.isdir(root):
-        return []
-    names = (name for name in os.listdir(root) if name.startswith("itr_"))
-    return sorted(int(name[len("itr_"):]) for name in names if name[len("itr_"):].isdigit())
+    names = checkpoint_dirs(os.path.join(run_dir, EVERY_DIR_NAME))
+    return sorted({checkpoint_name_iteration(name) for name in names})
 
 
 class PeriodicCheckpointCallback:
