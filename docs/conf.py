@@ -63,7 +63,7 @@ RESULT_FILES = (
     "metaworld_ml1_reach/promp/meta_test/meta_test.md",
     "metaworld_ml1_reach/trpo_maml/meta_test/meta_test.md",
     "iteration.md", "sampling.md", "algo_steps.md", "algo_steps_metastep.md",
-    "metastep_profile.md", "packing.md", "sample_processing.md",
+    "metastep_profile.md", "trpo_step_profile.md", "packing.md", "sample_processing.md",
 )
 """Files of ``benchmarks/results/`` the results page shows (as ``results_<path>.rst.inc``)."""
 for _path in RESULT_FILES:
