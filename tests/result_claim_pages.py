@@ -508,12 +508,21 @@ VARIANCE_CLAIMS = [
 LONG_PAGE = "benchmarks/results/reproduction_1e8/README.md"
 LONG_PROMP = Runs("reproduction_1e8/promp/HalfCheetahRandDirecEnv/seed_1")
 LONG_TRPO = Runs("reproduction_1e8/trpo_maml/HalfCheetahRandDirecEnv/seed_1")
+LONG_PROMP_2 = Runs("reproduction_1e8/promp/HalfCheetahRandDirecEnv/seed_2")
 COLLAPSE = 337
 """The iteration of ProMP seed 1's fall, the first after the KLInner spike."""
 
 LONG_CLAIMS = [
     Claim(LONG_PAGE, "ProMP seed 1 reads 216.2 at 2e7, 247.3 at 5e7 and 112.9 at 1e8",
           lambda: [*LONG_PROMP.at(2e7), *LONG_PROMP.at(5e7), *LONG_PROMP.at(1e8)]),
+    Claim(LONG_PAGE, "ProMP seed 2 reads 214.4 at 2e7, 248.1 at 5e7 and 301.7 at 1e8",
+          lambda: [*LONG_PROMP_2.at(2e7), *LONG_PROMP_2.at(5e7), *LONG_PROMP_2.at(1e8)]),
+    Claim(LONG_PAGE, "from iteration 300 on its post-update return is at least 210.5, and its "
+          "`KLInner` is at most 0.127 in every iteration (at iteration 258)",
+          lambda: [300, min(LONG_PROMP_2.over(first=300)[0]), max(LONG_PROMP_2.over("KLInner")[0]),
+                   *argmax_itr(LONG_PROMP_2, "KLInner")], integers=True),
+    Claim(LONG_PAGE, "two ProMP seeds (112.9 and 301.7 at 1e8)",
+          lambda: [*LONG_PROMP.at(1e8), *LONG_PROMP_2.at(1e8)]),
     Claim(LONG_PAGE, "MAML-TRPO seed 1 reads 185.3 at 2e7, 211.3 at 5e7 and 235.3 at 1e8",
           lambda: [*LONG_TRPO.at(2e7), *LONG_TRPO.at(5e7), *LONG_TRPO.at(1e8)]),
     Claim(LONG_PAGE, "falls from 235.4 at iteration 336 to 1.0 at iteration 337",
