@@ -1,0 +1,382 @@
+"""Why an ML10 ``env.step`` costs more inside the sampler than a standalone Meta-World env's.
+
+``benchmarks/results/metaworld_ml10/cost.md`` measured ``MetaWorldBenchmarkEnv.step`` at
+737-789 CPU us per step inside the sampler and a standalone Meta-World env at 491 us with uniform
+random actions. This script splits the difference. In one process (a sampler worker's: no
+TensorFlow; the initial policy is built in a spawned child), one task of every ML10 training class
+(meta-batch 10), ``E`` env copies per task and ``R = E`` episodes of ``H`` steps per task, it runs
+every *arm* below once per round, the arms' order rotated every round, and adds up the CPU time
+(``time.process_time``, the whole process, and ``time.thread_time``, this thread) of the env steps
+alone (resets and everything else excluded):
+
+* ``sampler``: a sampler worker (:class:`~meta_policy_search.samplers.executor_base.RolloutWorker`,
+  what every executor runs) collecting one phase with the initial ``(512, 512)`` tanh policy (std
+  1): one batched policy evaluation per tick, then every running copy's
+  :meth:`MetaWorldBenchmarkEnv.step`. Its actions and rewards are recorded in the warm-up round.
+* ``round_robin``: the same env copies, stepped tick by tick through the same batched env with the
+  recorded actions, without the policy and the sampler's bookkeeping;
+* ``wrapper``: one of our env copies per task, the recorded episodes one after the other;
+* ``raw``: the Meta-World env inside that copy, stepped directly with the recorded actions (clipped
+  to ``[-1, 1]`` and float64, exactly what our wrapper hands it);
+* ``raw_after_policy``: as ``raw``, plus one policy evaluation of the sampler's batch every
+  ``T x E`` steps (the sampler's dose, in a single-env order);
+* ``raw_gaussian``: the raw env with independent ``clip(N(0, 1))`` actions (the initial policy's
+  std, not its mean);
+* ``raw_uniform``: the raw env with uniform ``[-1, 1]`` actions (cost.md's floor).
+
+The first six replay the same episodes from the same reset seeds, so they do the same physics;
+the script checks that every one of them reproduces the recorded rewards bit for bit. Round 0 is
+a warm-up and is not counted. Usage::
+
+    .venv-metaworld/bin/python benchmarks/metaworld_envstep_overhead.py --seed 1 \
+        --output benchmarks/results/metaworld_ml10/envstep_overhead_seed1.json
+    python benchmarks/metaworld_envstep_overhead.py --summarize \
+        benchmarks/results/metaworld_ml10/envstep_overhead_seed*.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import multiprocessing
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+ARMS = ("sampler", "round_robin", "wrapper", "raw", "raw_after_policy", "raw_gaussian",
+        "raw_uniform")
+"""The arms, in the order of round 1 (later rounds rotate it)."""
+
+REPLAY_ARMS = ARMS[:5]
+"""The arms that replay the recorded episodes (the same physics): their rewards are checked."""
+
+
+class StepClock:
+    """CPU seconds (process and thread) and count of the env steps of the arm in progress."""
+
+    def __init__(self) -> None:
+        self.process_s = self.thread_s = 0.0
+        self.steps = 0
+
+    def call(self, step: Callable[..., Any], *args: Any) -> Any:
+        """Run ``step(*args)`` and add its CPU time."""
+        process, thread = time.process_time(), time.thread_time()
+        result = step(*args)
+        self.thread_s += time.thread_time() - thread
+        self.process_s += time.process_time() - process
+        self.steps += 1
+        return result
+
+    def take(self) -> dict[str, float]:
+        """The totals so far, per step in us; reset them."""
+        row = {"steps": self.steps, "process_us": 1e6 * self.process_s / max(self.steps, 1),
+               "thread_us": 1e6 * self.thread_s / max(self.steps, 1)}
+        self.process_s = self.thread_s = 0.0
+        self.steps = 0
+        return row
+
+
+def initial_policy(meta_batch_size: int, obs_dim: int, action_dim: int,
+                   seed: int) -> dict[str, Any]:
+    """The ``ML10`` config's initial policy as a sampler gets it (built with TensorFlow, so in a
+    child process: the measuring process stays TensorFlow-free like a sampler worker)."""
+    from meta_policy_search.policies.meta_gaussian_mlp_policy import MetaGaussianMLPPolicy
+
+    policy = MetaGaussianMLPPolicy(meta_batch_size=meta_batch_size, obs_dim=obs_dim,
+                                   action_dim=action_dim, hidden_sizes=(512, 512),
+                                   learn_std=True, init_std=1.0, hidden_nonlinearity="tanh",
+                                   seed=seed)
+    numpy_policy = policy.get_sampling_policy()
+    return {"params": numpy_policy.params, "hidden_nonlinearity": numpy_policy.hidden_nonlinearity,
+            "min_log_std": numpy_policy.min_log_std}
+
+
+def measure(seed: int, envs_per_task: int, horizon: int, rounds: int) -> dict[str, Any]:
+    """Run the arms for ``rounds`` counted rounds (plus the warm-up); return the per-round rows."""
+    from meta_policy_search.envs.metaworld_envs import MetaWorldBenchmarkEnv, MetaWorldML10Env
+    from meta_policy_search.policies.numpy_policy import NumpyGaussianMLP
+    from meta_policy_search.samplers.executor_base import RolloutWorker, WorkerSpec
+    from meta_policy_search.samplers.iterative_executor import copy_env
+    from meta_policy_search.samplers.quota import make_quota
+    from meta_policy_search.samplers.rollout import episode_randomness
+
+    clock = StepClock()
+    original_step = MetaWorldBenchmarkEnv.step
+
+    def timed_step(self: Any, action: np.ndarray) -> Any:
+        return clock.call(original_step, self, action)
+
+    MetaWorldBenchmarkEnv.step = timed_step  # type: ignore[method-assign]
+
+    env = MetaWorldML10Env(benchmark_seed=0)
+    env.seed_tasks(seed)
+    num_tasks = len(env.tasks_by_class("train"))
+    tasks = env.sample_tasks(num_tasks)  # one task of every training class
+    obs_dim, action_dim = env.observation_space.shape[0], env.action_space.shape[0]
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
+        policy = NumpyGaussianMLP(**pool.submit(initial_policy, num_tasks, obs_dim, action_dim,
+                                                seed).result())
+    spec = WorkerSpec(task_start=0, task_stop=num_tasks, envs_per_task=envs_per_task,
+                      max_path_length=horizon, seed=seed,
+                      quota=make_quota("rollouts", envs_per_task), use_batched_env=True)
+    worker = RolloutWorker(env, spec, lambda: copy_env(env))
+    worker.set_tasks(tasks)
+    batched = worker.envs
+    copies = batched.envs  # type: ignore[attr-defined]
+    num_envs = num_tasks * envs_per_task
+    # One wave of E episodes per task: copy j of task t runs episode j (rollout.py).
+    reset_seeds = [episode_randomness(seed, 0, t, j, horizon, action_dim)[0]
+                   for t in range(num_tasks) for j in range(envs_per_task)]
+    rng = np.random.default_rng(seed)
+    recorded: dict[str, np.ndarray] = {}
+
+    def sampler() -> np.ndarray:
+        paths, _ = worker.collect(policy, 0)
+        if not recorded:
+            recorded["actions"] = paths.actions.reshape(num_envs, horizon, action_dim)
+            recorded["rewards"] = paths.rewards.reshape(num_envs, horizon)
+        return paths.rewards.reshape(num_envs, horizon)
+
+    def round_robin() -> np.ndarray:
+        indices = np.arange(num_envs)
+        batched.reset(indices, reset_seeds)
+        rewards = np.empty((num_envs, horizon), np.float32)
+        for tick in range(horizon):
+            rewards[:, tick] = batched.step(indices, recorded["actions"][:, tick]).rewards
+        return rewards
+
+    def episodes(step: Callable[[int, np.ndarray], float], actions: Callable[[int, int], Any],
+                 reset: Callable[[int, int], None], every: Callable[[], None] | None = None,
+                 ) -> np.ndarray:
+        # episode i (task t = i // E) runs on the task's copy 0
+        rewards = np.empty((num_envs, horizon), np.float32)
+        count = 0
+        for i in range(num_envs):
+            reset(i, reset_seeds[i])
+            for tick in range(horizon):
+                if every is not None and count % num_envs == 0:
+                    every()
+                count += 1
+                rewards[i, tick] = step(i, actions(i, tick))
+        return rewards
+
+    def copy_of(i: int) -> Any:
+        return copies[(i // envs_per_task) * envs_per_task]
+
+    def wrapper_reset(i: int, reset_seed: int) -> None:
+        copy_of(i).reset(seed=reset_seed)
+
+    def raw_reset(i: int, reset_seed: int) -> None:
+        copy_of(i).reset(seed=reset_seed)  # what our reset does to the raw env, and no more
+
+    def raw_step(i: int, action: np.ndarray) -> float:
+        return float(clock.call(copy_of(i)._active_env.step, action)[1])
+
+    def recorded_raw_action(i: int, tick: int) -> np.ndarray:
+        return np.clip(np.asarray(recorded["actions"][i, tick], dtype=np.float64), -1.0, 1.0)
+
+    observations = np.zeros((num_tasks, envs_per_task, obs_dim))
+    noise = np.zeros((num_tasks, envs_per_task, action_dim))
+    arms: dict[str, Callable[[], np.ndarray]] = {
+        "sampler": sampler,
+        "round_robin": round_robin,
+        "wrapper": lambda: episodes(lambda i, a: float(copy_of(i).step(a)[1]),
+                                    lambda i, tick: recorded["actions"][i, tick], wrapper_reset),
+        "raw": lambda: episodes(raw_step, recorded_raw_action, raw_reset),
+        "raw_after_policy": lambda: episodes(raw_step, recorded_raw_action, raw_reset,
+                                             lambda: policy.sample(observations, noise)),
+        "raw_gaussian": lambda: episodes(
+            raw_step, lambda i, tick: np.clip(rng.standard_normal(action_dim), -1.0, 1.0),
+            raw_reset),
+        "raw_uniform": lambda: episodes(
+            raw_step, lambda i, tick: rng.uniform(-1.0, 1.0, action_dim), raw_reset),
+    }
+    rows = []
+    for round_index in range(rounds + 1):
+        order = ARMS[round_index % len(ARMS):] + ARMS[:round_index % len(ARMS)]
+        for arm in order:
+            clock.take()
+            rewards = arms[arm]()
+            row = {"round": round_index, "arm": arm, **clock.take()}
+            if arm in REPLAY_ARMS:
+                row["rewards_identical"] = bool(np.array_equal(rewards, recorded["rewards"]))
+                if not row["rewards_identical"]:
+                    raise RuntimeError(f"arm {arm} did not replay the recorded episodes")
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    clipped = np.abs(recorded["actions"]) >= 1.0
+    worker.close()
+    return {"rows": rows, "tasks": [int(t) for t in tasks],
+            "task_classes": [env.task_parameters(t)[0] for t in tasks],
+            "recorded_actions_clipped_fraction": float(clipped.mean())}
+
+
+INTERLEAVING_CLASSES = ("reach-v3", "push-v3", "sweep-v3")
+"""The classes whose ten copies make the single-class groups of :func:`interleaving`."""
+
+
+def interleaving(seed: int, num_envs: int, horizon: int, rounds: int) -> dict[str, Any]:
+    """Raw Meta-World envs stepped one episode after another or one tick at a time.
+
+    Groups of ``num_envs`` envs: one of every ML10 training class (``mixed``, as a sampler
+    worker's envs) and ``num_envs`` copies of one class (``single:<class>``, every class of
+    :data:`INTERLEAVING_CLASSES`). Each group runs the same episodes (uniform ``[-1, 1]`` actions,
+    drawn once per env) in two orders, alternating every round: ``sequential`` (env 0's episode,
+    then env 1's, ...) and ``interleaved`` (every env's step ``h`` before any env's step
+    ``h + 1``, the sampler's order). Returns the rows (process and thread CPU us per step).
+    """
+    import metaworld
+
+    benchmark = metaworld.ML10(seed=0)
+    task_of = {}
+    for task in benchmark.train_tasks:
+        task_of.setdefault(task.env_name, task)
+    clock = StepClock()
+    groups = {"mixed": list(benchmark.train_classes)}
+    groups |= {f"single:{name}": [name] * num_envs for name in INTERLEAVING_CLASSES}
+    rng = np.random.default_rng(seed)
+    rows = []
+    for group, names in groups.items():
+        envs = []
+        for name in names:
+            env = benchmark.train_classes[name]()
+            env.max_path_length = sys.maxsize
+            env.set_task(task_of[name])
+            envs.append(env)
+        actions = rng.uniform(-1.0, 1.0, (len(envs), horizon, 4))
+        rewards: dict[str, np.ndarray] = {}
+        for round_index in range(rounds + 1):
+            orders = ("sequential", "interleaved")[::1 if round_index % 2 == 0 else -1]
+            for order in orders:
+                for env in envs:
+                    env.reset()
+                result = np.empty((len(envs), horizon))
+                if order == "sequential":
+                    for i, env in enumerate(envs):
+                        for h in range(horizon):
+                            result[i, h] = clock.call(env.step, actions[i, h])[1]
+                else:
+                    for h in range(horizon):
+                        for i, env in enumerate(envs):
+                            result[i, h] = clock.call(env.step, actions[i, h])[1]
+                rewards.setdefault(order, result)
+                row = {"group": group, "round": round_index, "order": order, **clock.take(),
+                       "rewards_identical": bool(np.array_equal(
+                           result, rewards["sequential" if "sequential" in rewards
+                                           else order]))}
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+        for env in envs:
+            env.close()
+    return {"interleaving_rows": rows, "interleaving_classes": list(INTERLEAVING_CLASSES)}
+
+
+def versions() -> dict[str, str]:
+    """The versions the numbers depend on."""
+    from importlib.metadata import version
+
+    return {package: version(package) for package in ("metaworld", "mujoco", "numpy", "scipy",
+                                                      "gymnasium")} | {
+        "python": platform.python_version()}
+
+
+def summarize(paths: list[str]) -> list[str]:
+    """Markdown table: per arm, us per step (process CPU) and its ratio to ``raw`` in the same
+    round, over the counted rounds of every file (min-max and the mean of the files' means)."""
+    per_file: list[dict[str, tuple[list[float], list[float], list[float]]]] = []
+    for path in paths:
+        with open(path) as f:
+            result = json.load(f)
+        counted = [row for row in result["rows"] if row["round"] > 0]
+        raw = {row["round"]: row["process_us"] for row in counted if row["arm"] == "raw"}
+        table: dict[str, tuple[list[float], list[float], list[float]]] = {}
+        for row in counted:
+            us, thread, ratios = table.setdefault(row["arm"], ([], [], []))
+            us.append(row["process_us"])
+            thread.append(row["thread_us"])
+            ratios.append(row["process_us"] / raw[row["round"]])
+        per_file.append(table)
+    lines = ["| arm | process CPU us / step (min-max) | thread CPU us / step (min-max) | "
+             "ratio to `raw`, same round (min-max) | mean ratio per file |",
+             "|---|---:|---:|---:|---:|"]
+    for arm in ARMS:
+        us = [v for table in per_file for v in table[arm][0]]
+        thread = [v for table in per_file for v in table[arm][1]]
+        ratios = [v for table in per_file for v in table[arm][2]]
+        means = ", ".join(f"{np.mean(table[arm][2]):.2f}" for table in per_file)
+        lines.append(f"| `{arm}` | {min(us):.0f}-{max(us):.0f} | {min(thread):.0f}-{max(thread):.0f}"
+                     f" | {min(ratios):.2f}-{max(ratios):.2f} | {means} |")
+    return lines
+
+
+def summarize_interleaving(paths: list[str]) -> list[str]:
+    """Markdown table: per group, us per step of each order and the ratio interleaved /
+    sequential of the same round pair, over the counted rounds of every file."""
+    ratios: dict[str, list[list[float]]] = {}
+    us: dict[tuple[str, str], list[float]] = {}
+    for path in paths:
+        with open(path) as f:
+            rows = [row for row in json.load(f)["interleaving_rows"] if row["round"] > 0]
+        per_file: dict[str, list[float]] = {}
+        by_round = {(row["group"], row["round"], row["order"]): row for row in rows}
+        for (group, round_index, order), row in by_round.items():
+            us.setdefault((group, order), []).append(row["process_us"])
+            if order == "interleaved":
+                sequential = by_round[(group, round_index, "sequential")]["process_us"]
+                per_file.setdefault(group, []).append(row["process_us"] / sequential)
+        for group, values in per_file.items():
+            ratios.setdefault(group, []).append(values)
+    lines = ["| group | sequential us / step (min-max) | interleaved us / step (min-max) | "
+             "ratio interleaved / sequential, same round (min-max) | mean ratio per file |",
+             "|---|---:|---:|---:|---:|"]
+    for group, per_file_ratios in ratios.items():
+        flat = [v for values in per_file_ratios for v in values]
+        seq, inter = us[(group, "sequential")], us[(group, "interleaved")]
+        means = ", ".join(f"{np.mean(values):.2f}" for values in per_file_ratios)
+        lines.append(f"| `{group}` | {min(seq):.0f}-{max(seq):.0f} | {min(inter):.0f}-"
+                     f"{max(inter):.0f} | {min(flat):.2f}-{max(flat):.2f} | {means} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measure the arms (or, with ``--summarize``, print the table of result files)."""
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv and argv[0] == "--summarize":
+        print("\n".join(summarize(argv[1:])))
+        return
+    if argv and argv[0] == "--summarize_interleaving":
+        print("\n".join(summarize_interleaving(argv[1:])))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seed", type=int, default=1, help="tasks, policy and episode seeds")
+    parser.add_argument("--envs_per_task", type=int, default=2)
+    parser.add_argument("--max_path_length", type=int, default=500)
+    parser.add_argument("--rounds", type=int, default=3, help="counted rounds (after a warm-up)")
+    parser.add_argument("--interleaving", action="store_true",
+                        help="measure the step orders of raw envs (interleaving()) instead")
+    parser.add_argument("--output", required=True)
+    args = parser.parse_args(argv)
+    result: dict[str, Any] = {"args": vars(args), "command": " ".join([sys.executable] + sys.argv),
+                              "versions": versions(), "machine": platform.processor() or
+                              platform.machine(), "cpus": os.cpu_count(),
+                              "loadavg_start": os.getloadavg()}
+    if args.interleaving:
+        result.update(interleaving(args.seed, 10, args.max_path_length, args.rounds))
+    else:
+        result.update(measure(args.seed, args.envs_per_task, args.max_path_length, args.rounds))
+    result["loadavg_end"] = os.getloadavg()
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    with open(args.output, "w") as f:
+        json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
