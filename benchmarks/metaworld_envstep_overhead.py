@@ -278,6 +278,48 @@ def interleaving(seed: int, num_envs: int, horizon: int, rounds: int) -> dict[st
     return {"interleaving_rows": rows, "interleaving_classes": list(INTERLEAVING_CLASSES)}
 
 
+def wrapper_cost(seed: int, calls: int, rounds: int) -> dict[str, Any]:
+    """CPU us per call of our wrapper's own work in :meth:`MetaWorldBenchmarkEnv.step`.
+
+    Meta-World's ``step`` of the wrapped env is replaced by a function that returns a step
+    result recorded before (every class of ML10, ``calls`` calls each), so what is timed is the
+    wrapper's conversions, clipping, info floats and the call; ``stub`` times the replacement
+    called directly, the part that the real Meta-World step would also have.
+    """
+    from meta_policy_search.envs.metaworld_envs import MetaWorldML10Env
+
+    env = MetaWorldML10Env(benchmark_seed=0)
+    env.seed_tasks(seed)
+    tasks = env.sample_tasks(len(env.tasks_by_class("train")))
+    rng = np.random.default_rng(seed)
+    actions = rng.standard_normal((calls, 4)).astype(np.float32)
+    rows = []
+    for round_index in range(rounds + 1):
+        totals = {"wrapper": 0.0, "stub": 0.0}
+        for task in tasks:
+            env.set_task(task)
+            env.reset(seed=seed)
+            raw = env._active_env
+            recorded = raw.step(np.zeros(4))
+
+            def stub(action: np.ndarray, recorded: Any = recorded) -> Any:
+                return recorded
+
+            raw.step = stub  # an instance attribute: the class's step is left alone
+            for arm in ("wrapper", "stub") if round_index % 2 == 0 else ("stub", "wrapper"):
+                call = env.step if arm == "wrapper" else stub
+                start = time.process_time()
+                for action in actions:
+                    call(action)
+                totals[arm] += time.process_time() - start
+            del raw.step
+        row = {"round": round_index,
+               **{f"{arm}_us": 1e6 * total / (calls * len(tasks)) for arm, total in totals.items()}}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return {"wrapper_cost_rows": rows}
+
+
 def versions() -> dict[str, str]:
     """The versions the numbers depend on."""
     from importlib.metadata import version
@@ -362,13 +404,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3, help="counted rounds (after a warm-up)")
     parser.add_argument("--interleaving", action="store_true",
                         help="measure the step orders of raw envs (interleaving()) instead")
+    parser.add_argument("--wrapper_cost", action="store_true",
+                        help="measure our wrapper's own work per step (wrapper_cost()) instead")
     parser.add_argument("--output", required=True)
     args = parser.parse_args(argv)
     result: dict[str, Any] = {"args": vars(args), "command": " ".join([sys.executable] + sys.argv),
                               "versions": versions(), "machine": platform.processor() or
                               platform.machine(), "cpus": os.cpu_count(),
                               "loadavg_start": os.getloadavg()}
-    if args.interleaving:
+    if args.wrapper_cost:
+        result.update(wrapper_cost(args.seed, 10000, args.rounds))
+    elif args.interleaving:
         result.update(interleaving(args.seed, 10, args.max_path_length, args.rounds))
     else:
         result.update(measure(args.seed, args.envs_per_task, args.max_path_length, args.rounds))
