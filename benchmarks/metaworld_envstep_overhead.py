@@ -329,73 +329,102 @@ def versions() -> dict[str, str]:
         "python": platform.python_version()}
 
 
-def summarize(paths: list[str]) -> list[str]:
-    """Markdown table: per arm, us per step (process CPU) and its ratio to ``raw`` in the same
-    round, over the counted rounds of every file (min-max and the mean of the files' means)."""
-    per_file: list[dict[str, tuple[list[float], list[float], list[float]]]] = []
+def load(paths: list[str]) -> list[dict[str, Any]]:
+    """The result files, in the given order."""
+    results = []
     for path in paths:
         with open(path) as f:
-            result = json.load(f)
-        counted = [row for row in result["rows"] if row["round"] > 0]
-        raw = {row["round"]: row["process_us"] for row in counted if row["arm"] == "raw"}
-        table: dict[str, tuple[list[float], list[float], list[float]]] = {}
-        for row in counted:
-            us, thread, ratios = table.setdefault(row["arm"], ([], [], []))
-            us.append(row["process_us"])
-            thread.append(row["thread_us"])
-            ratios.append(row["process_us"] / raw[row["round"]])
-        per_file.append(table)
-    lines = ["| arm | process CPU us / step (min-max) | thread CPU us / step (min-max) | "
-             "ratio to `raw`, same round (min-max) | mean ratio per file |",
-             "|---|---:|---:|---:|---:|"]
-    for arm in ARMS:
-        us = [v for table in per_file for v in table[arm][0]]
-        thread = [v for table in per_file for v in table[arm][1]]
-        ratios = [v for table in per_file for v in table[arm][2]]
-        means = ", ".join(f"{np.mean(table[arm][2]):.2f}" for table in per_file)
-        lines.append(f"| `{arm}` | {min(us):.0f}-{max(us):.0f} | {min(thread):.0f}-{max(thread):.0f}"
-                     f" | {min(ratios):.2f}-{max(ratios):.2f} | {means} |")
+            results.append(json.load(f))
+    return results
+
+
+def arm_ratios(result: dict[str, Any]) -> dict[str, dict[str, list[float]]]:
+    """Per arm, over the counted rounds of one file: ``us`` (process CPU us per step),
+    ``thread_us`` and ``ratio`` (its ``us`` over ``raw``'s of the same round)."""
+    counted = [row for row in result["rows"] if row["round"] > 0]
+    raw = {row["round"]: row["process_us"] for row in counted if row["arm"] == "raw"}
+    table: dict[str, dict[str, list[float]]] = {}
+    for row in counted:
+        entry = table.setdefault(row["arm"], {"us": [], "thread_us": [], "ratio": []})
+        entry["us"].append(row["process_us"])
+        entry["thread_us"].append(row["thread_us"])
+        entry["ratio"].append(row["process_us"] / raw[row["round"]])
+    return table
+
+
+def order_ratios(result: dict[str, Any]) -> dict[str, dict[str, list[float]]]:
+    """Per group of :func:`interleaving`, over the counted rounds of one file: ``sequential`` and
+    ``interleaved`` us per step and ``ratio`` (interleaved over sequential, same round)."""
+    rows = [row for row in result["interleaving_rows"] if row["round"] > 0]
+    by_round = {(row["group"], row["round"], row["order"]): row["process_us"] for row in rows}
+    table: dict[str, dict[str, list[float]]] = {}
+    for (group, round_index, order), us in by_round.items():
+        entry = table.setdefault(group, {"sequential": [], "interleaved": [], "ratio": []})
+        entry[order].append(us)
+        if order == "interleaved":
+            entry["ratio"].append(us / by_round[(group, round_index, "sequential")])
+    return table
+
+
+def seed_interval(per_seed: list[float]) -> tuple[float, float]:
+    """``(low, high)`` of the 95% t interval of the mean of the per-seed values."""
+    from meta_policy_search.experiment.comparison import confidence_interval
+
+    interval = confidence_interval(per_seed)
+    if interval is None:
+        return per_seed[0], per_seed[0]
+    mean, _, half_width = interval
+    return mean - half_width, mean + half_width
+
+
+def _ratio_table(tables: list[dict[str, dict[str, list[float]]]], first: str,
+                 columns: dict[str, str], keys: tuple[str, ...] | None = None) -> list[str]:
+    lines = [f"| {first} | " + " | ".join(f"{c} us / step (min-max)" for c in columns.values())
+             + " | ratio per seed (mean of its rounds) | 95% CI of the mean over seeds |",
+             "|---|" + "---:|" * (len(columns) + 2)]
+    for key in keys or tuple(tables[0]):
+        cells = []
+        for column in columns:
+            values = [v for table in tables for v in table[key][column]]
+            cells.append(f"{min(values):.0f}-{max(values):.0f}")
+        per_seed = [float(np.mean(table[key]["ratio"])) for table in tables]
+        low, high = seed_interval(per_seed)
+        lines.append(f"| `{key}` | " + " | ".join(cells) + " | "
+                     + ", ".join(f"{v:.2f}" for v in per_seed) + f" | {low:.2f}-{high:.2f} |")
     return lines
+
+
+def summarize(paths: list[str]) -> list[str]:
+    """Markdown table of :func:`measure`'s files (one per seed): per arm, CPU us per step and
+    the ratio to ``raw`` of the same round."""
+    return _ratio_table([arm_ratios(r) for r in load(paths)], "arm",
+                        {"us": "process CPU", "thread_us": "thread CPU"}, ARMS)
 
 
 def summarize_interleaving(paths: list[str]) -> list[str]:
-    """Markdown table: per group, us per step of each order and the ratio interleaved /
-    sequential of the same round pair, over the counted rounds of every file."""
-    ratios: dict[str, list[list[float]]] = {}
-    us: dict[tuple[str, str], list[float]] = {}
-    for path in paths:
-        with open(path) as f:
-            rows = [row for row in json.load(f)["interleaving_rows"] if row["round"] > 0]
-        per_file: dict[str, list[float]] = {}
-        by_round = {(row["group"], row["round"], row["order"]): row for row in rows}
-        for (group, round_index, order), row in by_round.items():
-            us.setdefault((group, order), []).append(row["process_us"])
-            if order == "interleaved":
-                sequential = by_round[(group, round_index, "sequential")]["process_us"]
-                per_file.setdefault(group, []).append(row["process_us"] / sequential)
-        for group, values in per_file.items():
-            ratios.setdefault(group, []).append(values)
-    lines = ["| group | sequential us / step (min-max) | interleaved us / step (min-max) | "
-             "ratio interleaved / sequential, same round (min-max) | mean ratio per file |",
-             "|---|---:|---:|---:|---:|"]
-    for group, per_file_ratios in ratios.items():
-        flat = [v for values in per_file_ratios for v in values]
-        seq, inter = us[(group, "sequential")], us[(group, "interleaved")]
-        means = ", ".join(f"{np.mean(values):.2f}" for values in per_file_ratios)
-        lines.append(f"| `{group}` | {min(seq):.0f}-{max(seq):.0f} | {min(inter):.0f}-"
-                     f"{max(inter):.0f} | {min(flat):.2f}-{max(flat):.2f} | {means} |")
-    return lines
+    """Markdown table of :func:`interleaving`'s files (one per seed): per group, CPU us per step
+    of each order and the ratio interleaved / sequential of the same round."""
+    return _ratio_table([order_ratios(r) for r in load(paths)], "group",
+                        {"sequential": "sequential", "interleaved": "interleaved"})
+
+
+def summarize_wrapper_cost(paths: list[str]) -> list[str]:
+    """One line: our wrapper's own CPU us per step and the stub's, over the counted rounds of
+    :func:`wrapper_cost`'s files."""
+    rows = [row for r in load(paths) for row in r["wrapper_cost_rows"] if row["round"] > 0]
+    wrapper, stub = [row["wrapper_us"] for row in rows], [row["stub_us"] for row in rows]
+    return [f"wrapper {min(wrapper):.1f}-{max(wrapper):.1f} us per step, stub "
+            f"{min(stub):.2f}-{max(stub):.2f} us ({len(rows)} rounds)"]
 
 
 def main(argv: list[str] | None = None) -> None:
     """Measure the arms (or, with ``--summarize``, print the table of result files)."""
     if argv is None:
         argv = sys.argv[1:]
-    if argv and argv[0] == "--summarize":
-        print("\n".join(summarize(argv[1:])))
-        return
-    if argv and argv[0] == "--summarize_interleaving":
-        print("\n".join(summarize_interleaving(argv[1:])))
+    summaries = {"--summarize": summarize, "--summarize_interleaving": summarize_interleaving,
+                 "--summarize_wrapper_cost": summarize_wrapper_cost}
+    if argv and argv[0] in summaries:
+        print("\n".join(summaries[argv[0]](argv[1:])))
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=1, help="tasks, policy and episode seeds")
