@@ -5,9 +5,12 @@
 random actions. This script splits the difference. In one process (a sampler worker's: no
 TensorFlow; the initial policy is built in a spawned child), one task of every ML10 training class
 (meta-batch 10), ``E`` env copies per task and ``R = E`` episodes of ``H`` steps per task, it runs
-every *arm* below once per round, the arms' order rotated every round, and adds up the CPU time
-(``time.process_time``, the whole process, and ``time.thread_time``, this thread) of the env steps
-alone (resets and everything else excluded):
+every *arm* below once per round and adds up the CPU time (``time.process_time``, the whole
+process, and ``time.thread_time``, this thread) of the env steps alone (resets and everything else
+excluded). The two whole-phase arms and the block of single-env arms take turns, their order
+rotated every round; within the block the single-env arms are paired episode by episode (each
+episode run by every arm in turn, the order rotated every episode), so that the load's drift
+falls on them alike:
 
 * ``sampler``: a sampler worker (:class:`~meta_policy_search.samplers.executor_base.RolloutWorker`,
   what every executor runs) collecting one phase with the initial ``(512, 512)`` tanh policy (std
@@ -73,13 +76,19 @@ class StepClock:
         self.steps += 1
         return result
 
-    def take(self) -> dict[str, float]:
-        """The totals so far, per step in us; reset them."""
-        row = {"steps": self.steps, "process_us": 1e6 * self.process_s / max(self.steps, 1),
-               "thread_us": 1e6 * self.thread_s / max(self.steps, 1)}
+    def totals(self) -> dict[str, float]:
+        """The totals since the last call (seconds and steps); start new ones."""
+        totals = {"process_s": self.process_s, "thread_s": self.thread_s, "steps": self.steps}
         self.process_s = self.thread_s = 0.0
         self.steps = 0
-        return row
+        return totals
+
+
+def per_step(totals: dict[str, float]) -> dict[str, float]:
+    """:meth:`StepClock.totals` as a row: steps, and process and thread CPU us per step."""
+    steps = max(int(totals["steps"]), 1)
+    return {"steps": int(totals["steps"]), "process_us": 1e6 * totals["process_s"] / steps,
+            "thread_us": 1e6 * totals["thread_s"] / steps}
 
 
 def initial_policy(meta_batch_size: int, obs_dim: int, action_dim: int,
@@ -152,59 +161,74 @@ def measure(seed: int, envs_per_task: int, horizon: int, rounds: int) -> dict[st
             rewards[:, tick] = batched.step(indices, recorded["actions"][:, tick]).rewards
         return rewards
 
-    def episodes(step: Callable[[int, np.ndarray], float], actions: Callable[[int, int], Any],
-                 reset: Callable[[int, int], None], every: Callable[[], None] | None = None,
-                 ) -> np.ndarray:
-        # episode i (task t = i // E) runs on the task's copy 0
-        rewards = np.empty((num_envs, horizon), np.float32)
-        count = 0
-        for i in range(num_envs):
-            reset(i, reset_seeds[i])
-            for tick in range(horizon):
-                if every is not None and count % num_envs == 0:
-                    every()
-                count += 1
-                rewards[i, tick] = step(i, actions(i, tick))
-        return rewards
-
     def copy_of(i: int) -> Any:
+        # episode i (task i // E) runs on the task's copy 0 in the single-env arms
         return copies[(i // envs_per_task) * envs_per_task]
 
-    def wrapper_reset(i: int, reset_seed: int) -> None:
-        copy_of(i).reset(seed=reset_seed)
+    def wrapper_step(i: int, tick: int) -> float:
+        return float(copy_of(i).step(recorded["actions"][i, tick])[1])
 
-    def raw_reset(i: int, reset_seed: int) -> None:
-        copy_of(i).reset(seed=reset_seed)  # what our reset does to the raw env, and no more
-
-    def raw_step(i: int, action: np.ndarray) -> float:
-        return float(clock.call(copy_of(i)._active_env.step, action)[1])
+    def raw_step(action: Callable[[int, int], np.ndarray]) -> Callable[[int, int], float]:
+        def step(i: int, tick: int) -> float:
+            return float(clock.call(copy_of(i)._active_env.step, action(i, tick))[1])
+        return step
 
     def recorded_raw_action(i: int, tick: int) -> np.ndarray:
+        # what our wrapper hands Meta-World: the stored float32 action, as float64, clipped
         return np.clip(np.asarray(recorded["actions"][i, tick], dtype=np.float64), -1.0, 1.0)
 
     observations = np.zeros((num_tasks, envs_per_task, obs_dim))
     noise = np.zeros((num_tasks, envs_per_task, action_dim))
-    arms: dict[str, Callable[[], np.ndarray]] = {
-        "sampler": sampler,
-        "round_robin": round_robin,
-        "wrapper": lambda: episodes(lambda i, a: float(copy_of(i).step(a)[1]),
-                                    lambda i, tick: recorded["actions"][i, tick], wrapper_reset),
-        "raw": lambda: episodes(raw_step, recorded_raw_action, raw_reset),
-        "raw_after_policy": lambda: episodes(raw_step, recorded_raw_action, raw_reset,
-                                             lambda: policy.sample(observations, noise)),
-        "raw_gaussian": lambda: episodes(
-            raw_step, lambda i, tick: np.clip(rng.standard_normal(action_dim), -1.0, 1.0),
-            raw_reset),
-        "raw_uniform": lambda: episodes(
-            raw_step, lambda i, tick: rng.uniform(-1.0, 1.0, action_dim), raw_reset),
+
+    raw_recorded = raw_step(recorded_raw_action)
+
+    def policy_then_raw(i: int, tick: int) -> float:
+        if tick % num_envs == 0:  # one evaluation of the sampler's batch per T x E steps
+            policy.sample(observations, noise)
+        return raw_recorded(i, tick)
+
+    singles: dict[str, Callable[[int, int], float]] = {
+        "wrapper": wrapper_step,
+        "raw": raw_recorded,
+        "raw_after_policy": policy_then_raw,
+        "raw_gaussian": raw_step(
+            lambda i, tick: np.clip(rng.standard_normal(action_dim), -1.0, 1.0)),
+        "raw_uniform": raw_step(lambda i, tick: rng.uniform(-1.0, 1.0, action_dim)),
     }
+    single_names = [arm for arm in ARMS if arm in singles]
+
+    def single_arms(round_index: int) -> dict[str, tuple[dict[str, float], np.ndarray]]:
+        # Paired episode by episode (the arms' order rotated every episode), so that the load's
+        # drift within a round falls on all of them alike.
+        totals = {arm: {"process_s": 0.0, "thread_s": 0.0, "steps": 0} for arm in singles}
+        rewards = {arm: np.empty((num_envs, horizon), np.float32) for arm in singles}
+        for i in range(num_envs):
+            shift = (round_index + i) % len(single_names)
+            for arm in single_names[shift:] + single_names[:shift]:
+                copy_of(i).reset(seed=reset_seeds[i])  # what every arm's episode starts from
+                clock.totals()
+                for tick in range(horizon):
+                    rewards[arm][i, tick] = singles[arm](i, tick)
+                for key, value in clock.totals().items():
+                    totals[arm][key] += value
+        return {arm: (totals[arm], rewards[arm]) for arm in singles}
+
+    whole = {"sampler": sampler, "round_robin": round_robin}
     rows = []
     for round_index in range(rounds + 1):
-        order = ARMS[round_index % len(ARMS):] + ARMS[:round_index % len(ARMS)]
-        for arm in order:
-            clock.take()
-            rewards = arms[arm]()
-            row = {"round": round_index, "arm": arm, **clock.take()}
+        blocks = ["sampler", "round_robin", "singles"]
+        shift = round_index % len(blocks)
+        results: dict[str, tuple[dict[str, float], np.ndarray]] = {}
+        for block in blocks[shift:] + blocks[:shift]:
+            if block == "singles":
+                results.update(single_arms(round_index))
+            else:
+                clock.totals()
+                rewards = whole[block]()
+                results[block] = (clock.totals(), rewards)
+        for arm in ARMS:
+            totals, rewards = results[arm]
+            row = {"round": round_index, "arm": arm, **per_step(totals)}
             if arm in REPLAY_ARMS:
                 row["rewards_identical"] = bool(np.array_equal(rewards, recorded["rewards"]))
                 if not row["rewards_identical"]:
@@ -267,7 +291,7 @@ def interleaving(seed: int, num_envs: int, horizon: int, rounds: int) -> dict[st
                         for i, env in enumerate(envs):
                             result[i, h] = clock.call(env.step, actions[i, h])[1]
                 rewards.setdefault(order, result)
-                row = {"group": group, "round": round_index, "order": order, **clock.take(),
+                row = {"group": group, "round": round_index, "order": order, **per_step(clock.totals()),
                        "rewards_identical": bool(np.array_equal(
                            result, rewards["sequential" if "sequential" in rewards
                                            else order]))}

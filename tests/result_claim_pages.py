@@ -764,7 +764,67 @@ def _cost_claims() -> list[Claim | Table | Unchecked]:
 
 COST_CLAIMS = _cost_claims()
 
+# ---------------------------------------------------------------------------- ML10 env step
+ENVSTEP_PAGE = "benchmarks/results/metaworld_ml10/envstep_overhead.md"
+
+
+def envstep_results(kind: str) -> list[dict]:
+    """The committed files of one measurement of ``metaworld_envstep_overhead.py`` (``arms``,
+    ``interleaving`` or ``wrapper_cost``), in seed order."""
+    folder = os.path.join(RESULTS, "metaworld_ml10", "envstep")
+    names = sorted(name for name in os.listdir(folder) if name.startswith(f"{kind}_seed"))
+    results = []
+    for name in names:
+        with open(os.path.join(folder, name)) as f:
+            results.append(json.load(f))
+    return results
+
+
+def envstep_table(kind: str, keys: tuple[str, ...]) -> dict:
+    """The rows of a table of ``metaworld_envstep_overhead.py --summarize*``: us ranges, the
+    per-seed mean ratios and their interval, recomputed with the script's own functions."""
+    module = benchmark_module("metaworld_envstep_overhead")
+    tables_of = module.arm_ratios if kind == "arms" else module.order_ratios
+    fields = {"process CPU": "us", "thread CPU": "thread_us", "sequential": "sequential",
+              "interleaved": "interleaved"}
+
+    def row(key: str):
+        def cell(column: str) -> list[float]:
+            tables = [tables_of(result) for result in envstep_results(kind)]
+            per_seed = [mean(table[key]["ratio"]) for table in tables]
+            if column.startswith("ratio per seed"):
+                return per_seed
+            if column.startswith("95% CI"):
+                return list(module.seed_interval(per_seed))
+            field = fields[column.split(" us / step")[0]]
+            values = [v for table in tables for v in table[key][field]]
+            return [min(values), max(values)]
+        return cell
+    return {f"`{key}`": row(key) for key in keys}
+
+
+def _envstep_claims() -> list[Claim | Table | Unchecked]:
+    module = benchmark_module("metaworld_envstep_overhead")
+    groups = ("mixed", *(f"single:{name}" for name in module.INTERLEAVING_CLASSES))
+
+    def wrapper_cost(key: str) -> list[float]:
+        values = [row[key] for result in envstep_results("wrapper_cost")
+                  for row in result["wrapper_cost_rows"] if row["round"] > 0]
+        return [min(values), max(values)]
+
+    return [
+        Table(ENVSTEP_PAGE, "arm | process CPU us / step", rows=envstep_table("arms", module.ARMS),
+              integers=True),
+        Table(ENVSTEP_PAGE, "group | sequential us / step",
+              rows=envstep_table("interleaving", groups), integers=True),
+        Claim(ENVSTEP_PAGE, "our wrapper's own work costs 4.0-4.2 us per step",
+              lambda: wrapper_cost("wrapper_us")),
+    ]
+
+
+ENVSTEP_CLAIMS = _envstep_claims()
+
 PAGE_CLAIMS: list[Claim | Table | Unchecked] = [
     *HOPPER_CLAIMS, *WALKER_CLAIMS, *HUMANOID_CLAIMS, *HVP_CLAIMS, *CHEETAH_CLAIMS, *VARIANCE_CLAIMS,
-    *LONG_CLAIMS, *COST_CLAIMS]
+    *LONG_CLAIMS, *COST_CLAIMS, *ENVSTEP_CLAIMS]
 """The results READMEs' declarations, page by page."""
