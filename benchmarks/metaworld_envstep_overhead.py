@@ -246,15 +246,21 @@ INTERLEAVING_CLASSES = ("reach-v3", "push-v3", "sweep-v3")
 """The classes whose ten copies make the single-class groups of :func:`interleaving`."""
 
 
+INTERLEAVING_CHUNK = 50
+"""Ticks per chunk of :func:`interleaving`: the two orders take turns every this many ticks."""
+
+
 def interleaving(seed: int, num_envs: int, horizon: int, rounds: int) -> dict[str, Any]:
-    """Raw Meta-World envs stepped one episode after another or one tick at a time.
+    """Raw Meta-World envs stepped env after env or tick after tick.
 
     Groups of ``num_envs`` envs: one of every ML10 training class (``mixed``, as a sampler
     worker's envs) and ``num_envs`` copies of one class (``single:<class>``, every class of
-    :data:`INTERLEAVING_CLASSES`). Each group runs the same episodes (uniform ``[-1, 1]`` actions,
-    drawn once per env) in two orders, alternating every round: ``sequential`` (env 0's episode,
-    then env 1's, ...) and ``interleaved`` (every env's step ``h`` before any env's step
-    ``h + 1``, the sampler's order). Returns the rows (process and thread CPU us per step).
+    :data:`INTERLEAVING_CLASSES`). Every group is built twice (two identical sets) and runs the
+    same episodes (uniform ``[-1, 1]`` actions, drawn once per env) on both sets, in chunks of
+    :data:`INTERLEAVING_CHUNK` ticks: one set ``sequential`` (env 0's steps of the chunk, then
+    env 1's, ...), the other ``interleaved`` (every env's step ``h`` before any env's step
+    ``h + 1``, the sampler's order), the two taking turns every chunk (which goes first rotates)
+    and swapping sets every round. Returns the rows (process and thread CPU us per step).
     """
     import metaworld
 
@@ -266,40 +272,55 @@ def interleaving(seed: int, num_envs: int, horizon: int, rounds: int) -> dict[st
     groups = {"mixed": list(benchmark.train_classes)}
     groups |= {f"single:{name}": [name] * num_envs for name in INTERLEAVING_CLASSES}
     rng = np.random.default_rng(seed)
+    orders = ("sequential", "interleaved")
     rows = []
     for group, names in groups.items():
-        envs = []
-        for name in names:
-            env = benchmark.train_classes[name]()
-            env.max_path_length = sys.maxsize
-            env.set_task(task_of[name])
-            envs.append(env)
-        actions = rng.uniform(-1.0, 1.0, (len(envs), horizon, 4))
-        rewards: dict[str, np.ndarray] = {}
+        sets = []
+        for _ in orders:
+            envs = []
+            for name in names:
+                env = benchmark.train_classes[name]()
+                env.max_path_length = sys.maxsize
+                env.set_task(task_of[name])
+                envs.append(env)
+            sets.append(envs)
+        actions = rng.uniform(-1.0, 1.0, (len(names), horizon, 4))
+        first_rewards = None
         for round_index in range(rounds + 1):
-            orders = ("sequential", "interleaved")[::1 if round_index % 2 == 0 else -1]
-            for order in orders:
+            env_set = {order: sets[(k + round_index) % 2] for k, order in enumerate(orders)}
+            rewards = {order: np.empty((len(names), horizon)) for order in orders}
+            totals = {order: {"process_s": 0.0, "thread_s": 0.0, "steps": 0} for order in orders}
+            for envs in sets:
                 for env in envs:
                     env.reset()
-                result = np.empty((len(envs), horizon))
-                if order == "sequential":
-                    for i, env in enumerate(envs):
-                        for h in range(horizon):
-                            result[i, h] = clock.call(env.step, actions[i, h])[1]
-                else:
-                    for h in range(horizon):
+            for chunk, start in enumerate(range(0, horizon, INTERLEAVING_CHUNK)):
+                ticks = range(start, min(start + INTERLEAVING_CHUNK, horizon))
+                for order in orders[chunk % 2:] + orders[:chunk % 2]:
+                    envs, result = env_set[order], rewards[order]
+                    clock.totals()
+                    if order == "sequential":
                         for i, env in enumerate(envs):
-                            result[i, h] = clock.call(env.step, actions[i, h])[1]
-                rewards.setdefault(order, result)
-                row = {"group": group, "round": round_index, "order": order, **per_step(clock.totals()),
-                       "rewards_identical": bool(np.array_equal(
-                           result, rewards["sequential" if "sequential" in rewards
-                                           else order]))}
+                            for h in ticks:
+                                result[i, h] = clock.call(env.step, actions[i, h])[1]
+                    else:
+                        for h in ticks:
+                            for i, env in enumerate(envs):
+                                result[i, h] = clock.call(env.step, actions[i, h])[1]
+                    for key, value in clock.totals().items():
+                        totals[order][key] += value
+            if first_rewards is None:
+                first_rewards = rewards["sequential"]
+            for order in orders:
+                row = {"group": group, "round": round_index, "order": order,
+                       **per_step(totals[order]),
+                       "rewards_identical": bool(np.array_equal(rewards[order], first_rewards))}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-        for env in envs:
-            env.close()
-    return {"interleaving_rows": rows, "interleaving_classes": list(INTERLEAVING_CLASSES)}
+        for envs in sets:
+            for env in envs:
+                env.close()
+    return {"interleaving_rows": rows, "interleaving_classes": list(INTERLEAVING_CLASSES),
+            "interleaving_chunk": INTERLEAVING_CHUNK}
 
 
 def wrapper_cost(seed: int, calls: int, rounds: int) -> dict[str, Any]:
