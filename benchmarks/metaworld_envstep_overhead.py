@@ -27,14 +27,18 @@ falls on them alike:
   std, not its mean);
 * ``raw_uniform``: the raw env with uniform ``[-1, 1]`` actions (cost.md's floor).
 
-The first six replay the same episodes from the same reset seeds, so they do the same physics;
+The first five replay the same episodes from the same reset seeds, so they do the same physics;
 the script checks that every one of them reproduces the recorded rewards bit for bit. Round 0 is
-a warm-up and is not counted. Usage::
+a warm-up and is not counted. Two more measurements have flags of their own: ``--interleaving``
+(:func:`interleaving`: raw envs stepped env after env or tick after tick, with one env of every
+class or with copies of one class) and ``--wrapper_cost`` (:func:`wrapper_cost`: our wrapper's own
+work per step). ``benchmarks/results/metaworld_ml10/envstep_overhead.md`` gives the commands of
+its files and reads them. Usage::
 
-    .venv-metaworld/bin/python benchmarks/metaworld_envstep_overhead.py --seed 1 \
-        --output benchmarks/results/metaworld_ml10/envstep_overhead_seed1.json
+    .venv-metaworld/bin/python benchmarks/metaworld_envstep_overhead.py --seed 1 --rounds 6 \
+        --output benchmarks/results/metaworld_ml10/envstep/arms_seed1.json
     python benchmarks/metaworld_envstep_overhead.py --summarize \
-        benchmarks/results/metaworld_ml10/envstep_overhead_seed*.json
+        benchmarks/results/metaworld_ml10/envstep/arms_seed*.json
 """
 
 from __future__ import annotations
