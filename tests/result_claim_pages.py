@@ -773,7 +773,134 @@ def _cost_claims() -> list[Claim | Table | Unchecked]:
 
 COST_CLAIMS = _cost_claims()
 
+# ---------------------------------------------------------------------------- ML10 env step
+ENVSTEP_PAGE = "benchmarks/results/metaworld_ml10/envstep_overhead.md"
+
+
+def envstep_results(kind: str) -> list[dict]:
+    """The committed files of one measurement of ``metaworld_envstep_overhead.py`` (``arms``,
+    ``interleaving`` or ``wrapper_cost``), in seed order."""
+    folder = os.path.join(RESULTS, "metaworld_ml10", "envstep")
+    names = sorted(name for name in os.listdir(folder) if name.startswith(f"{kind}_seed"))
+    results = []
+    for name in names:
+        with open(os.path.join(folder, name)) as f:
+            results.append(json.load(f))
+    return results
+
+
+def envstep_table(kind: str, keys: tuple[str, ...]) -> dict:
+    """The rows of a table of ``metaworld_envstep_overhead.py --summarize*``: us ranges, the
+    per-seed mean ratios and their interval, recomputed with the script's own functions."""
+    module = benchmark_module("metaworld_envstep_overhead")
+    tables_of = module.arm_ratios if kind == "arms" else module.order_ratios
+    fields = {"process CPU": "us", "thread CPU": "thread_us", "sequential": "sequential",
+              "interleaved": "interleaved"}
+
+    def row(key: str):
+        def cell(column: str) -> list[float]:
+            tables = [tables_of(result) for result in envstep_results(kind)]
+            per_seed = [mean(table[key]["ratio"]) for table in tables]
+            if column.startswith("ratio per seed"):
+                return per_seed
+            if column.startswith("95% CI"):
+                return list(module.seed_interval(per_seed))
+            field = fields[column.split(" us / step")[0]]
+            values = [v for table in tables for v in table[key][field]]
+            return [min(values), max(values)]
+        return cell
+    return {f"`{key}`": row(key) for key in keys}
+
+
+def _envstep_claims() -> list[Claim | Table | Unchecked]:
+    module = benchmark_module("metaworld_envstep_overhead")
+    groups = ("mixed", *(f"single:{name}" for name in module.INTERLEAVING_CLASSES))
+
+    def wrapper_cost(key: str) -> list[float]:
+        values = [row[key] for result in envstep_results("wrapper_cost")
+                  for row in result["wrapper_cost_rows"] if row["round"] > 0]
+        return [min(values), max(values)]
+
+    def interval(kind: str, key: str) -> list[float]:
+        tables_of = module.arm_ratios if kind == "arms" else module.order_ratios
+        return list(module.seed_interval(
+            [mean(tables_of(result)[key]["ratio"]) for result in envstep_results(kind)]))
+
+    def single_class_span() -> list[float]:
+        bounds = [interval("interleaving", f"single:{name}")
+                  for name in module.INTERLEAVING_CLASSES]
+        return [min(low for low, _ in bounds), max(high for _, high in bounds)]
+
+    def loads() -> list[float]:
+        values = [r[key][0] for kind in ("arms", "interleaving", "wrapper_cost")
+                  for r in envstep_results(kind) for key in ("loadavg_start", "loadavg_end")]
+        return [min(values), max(values)]
+
+    def largest_swing() -> list[float]:
+        """The largest max / min of one arm's CPU us per step over all counted rounds."""
+        pooled = {arm: [v for r in envstep_results("arms") for v in module.arm_ratios(r)[arm]["us"]]
+                  for arm in module.ARMS}
+        return [max(max(v) / min(v) for v in pooled.values())]
+
+    def clipped() -> list[float]:
+        values = [r["recorded_actions_clipped_fraction"] for r in envstep_results("arms")]
+        return [min(values), max(values)]
+
+    def cost_env_step() -> list[float]:
+        """cost.md's env.step per step in the sampler, over its floor, per file."""
+        floor = floor_mean("step_s")
+        return sorted(cost_mean(run, "sampling/env.step") / cost_steps(run) / floor
+                      for run in cost_runs())
+
+    return [
+        Unchecked(ENVSTEP_PAGE, "metaworld 3.1.1, mujoco 3.3.0, numpy 2.4.6, scipy 1.17.1, "
+                  "gymnasium 1.4.0, Python 3.11.7", "package versions (the files' versions)"),
+        Claim(ENVSTEP_PAGE, "load average 3.0-3.7 at the runs' starts and ends", loads),
+        Claim(ENVSTEP_PAGE, "moved by up to a factor of 1.8 from round to round", largest_swing),
+        Table(ENVSTEP_PAGE, "arm | process CPU us / step", rows=envstep_table("arms", module.ARMS),
+              integers=True),
+        Table(ENVSTEP_PAGE, "group | sequential us / step",
+              rows=envstep_table("interleaving", groups), integers=True),
+        Claim(ENVSTEP_PAGE, "our wrapper's own work costs 3.8-4.8 us per step",
+              lambda: wrapper_cost("wrapper_us")),
+        Claim(ENVSTEP_PAGE, "against 0.08-0.10 us for calling the replacement alone",
+              lambda: wrapper_cost("stub_us")),
+        Claim(ENVSTEP_PAGE, "Gaussian and uniform random actions cost 0.97-1.07 and 0.98-1.06 "
+              "times the policy's actions", lambda: [*interval("arms", "raw_gaussian"),
+                                                     *interval("arms", "raw_uniform")]),
+        Claim(ENVSTEP_PAGE, "clipped to the box in 0.32-0.33 of their components", clipped),
+        Claim(ENVSTEP_PAGE, "3.8-4.8 us per step measured directly; the `wrapper` arm's ratio to "
+              "`raw` is 1.00-1.06", lambda: [*wrapper_cost("wrapper_us"),
+                                             *interval("arms", "wrapper")]),
+        Claim(ENVSTEP_PAGE, "(`raw_after_policy`: 1.00-1.06), and the intervals of the sampler and "
+              "of the bare round robin overlap (1.11-1.31 and 1.12-1.28)", lambda: [
+                  *interval("arms", "raw_after_policy"), *interval("arms", "sampler"),
+                  *interval("arms", "round_robin")]),
+        Claim(ENVSTEP_PAGE, "cost 1.12-1.28 times `raw` when stepped tick by tick, against "
+              "1.00-1.06 env after env", lambda: [*interval("arms", "round_robin"),
+                                                  *interval("arms", "wrapper")]),
+        Claim(ENVSTEP_PAGE, "costs 1.17-1.18 times stepping them env after env, 10 copies of one "
+              "class 1.02-1.07", lambda: [*interval("interleaving", "mixed"),
+                                         *single_class_span()]),
+        Claim(ENVSTEP_PAGE, "the sampler's steps cost 1.11-1.31 times the raw env's; cost.md's "
+              "737-789 us is 1.50-1.61 times its floor", lambda: [
+                  *interval("arms", "sampler"), *cost_env_step()]),
+        Claim(ENVSTEP_PAGE, "measured 708 and 870 us per step", lambda: [
+            1e6 * it["parts"]["sampling/env.step"]["cpu_s"] / cost_steps(cost_runs()[0])
+            for it in cost_runs()[0]["iterations"][1:]], integers=True),
+        Claim(COST_PAGE, "the sampler's steps cost 1.11-1.31 times those of the raw Meta-World env "
+              "stepped episode after episode. Random actions instead of the policy's make no "
+              "difference the files separate (0.97-1.07)", lambda: [
+                  *interval("arms", "sampler"), *interval("arms", "raw_gaussian")]),
+        Claim(COST_PAGE, "(every env copy stepped once per tick: 1.12-1.28, against 1.00-1.06 env "
+              "after env)", lambda: [*interval("arms", "round_robin"),
+                                     *interval("arms", "wrapper")]),
+    ]
+
+
+ENVSTEP_CLAIMS = _envstep_claims()
+
 PAGE_CLAIMS: list[Claim | Table | Unchecked] = [
     *HOPPER_CLAIMS, *WALKER_CLAIMS, *HUMANOID_CLAIMS, *HVP_CLAIMS, *CHEETAH_CLAIMS, *VARIANCE_CLAIMS,
-    *LONG_CLAIMS, *COST_CLAIMS]
+    *LONG_CLAIMS, *COST_CLAIMS, *ENVSTEP_CLAIMS]
 """The results READMEs' declarations, page by page."""
